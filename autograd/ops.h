@@ -1,0 +1,71 @@
+// Differentiable ops on Vars. Each is defined in the file of its family
+// (autograd/elementwise.cpp, reduce.cpp, matmul.cpp, shape.cpp, softmax.cpp, loss.cpp,
+// embedding.cpp, norms.cpp) with its forward and, beside it, its backward and the
+// derivative written in a comment. The numeric work is done by the kernels of tensor/ops.h.
+#pragma once
+#include <cmath>
+#include <vector>
+
+#include "autograd/var.h"
+#include "tensor/ops.h"
+
+namespace nl::ag {
+
+// ---- elementwise (broadcasting)
+Var add(const Var& a, const Var& b);
+Var sub(const Var& a, const Var& b);
+Var mul(const Var& a, const Var& b);
+Var div(const Var& a, const Var& b);
+Var add_scalar(const Var& a, float s);
+Var mul_scalar(const Var& a, float s);
+Var pow_scalar(const Var& a, float p);
+Var neg(const Var& x);
+Var exp(const Var& x);
+Var log(const Var& x);
+Var sqrt(const Var& x);
+Var rsqrt(const Var& x);
+Var tanh(const Var& x);
+Var relu(const Var& x);
+Var gelu(const Var& x);
+Var silu(const Var& x);
+
+// ---- reductions
+Var sum(const Var& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Var mean(const Var& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Var max(const Var& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Var var(const Var& x, const std::vector<int64_t>& axes = {}, bool keepdim = false, int correction = 1);
+
+// ---- softmax over the last axis
+Var softmax(const Var& x);
+Var log_softmax(const Var& x);
+
+// ---- matrix product (batched, broadcast, optional transposes)
+Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+
+// ---- views and joins
+Var reshape(const Var& x, const Shape& shape);
+Var transpose(const Var& x, int64_t a, int64_t b);
+Var permute(const Var& x, const std::vector<int64_t>& order);
+Var slice(const Var& x, int64_t axis, int64_t start, int64_t end, int64_t step = 1);
+Var squeeze(const Var& x, int64_t axis);
+Var unsqueeze(const Var& x, int64_t axis);
+Var expand(const Var& x, const Shape& shape);
+Var contiguous(const Var& x);
+Var concat(const std::vector<Var>& parts, int64_t axis);
+std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int64_t axis);
+
+// ---- masking, dropout, embedding, loss
+Var causal_mask(const Var& scores, float fill = -INFINITY);   // (..., T, S)
+Var dropout(const Var& x, float p, bool training, Generator& gen);
+Var embedding(const Var& table, const Tensor& ids);           // table (V, C), ids int32 (...)
+Var cross_entropy(const Var& logits, const Tensor& targets, int ignore_index = -100);  // (N, V), (N)
+
+}  // namespace nl::ag
+
+namespace nl {
+inline Var operator+(const Var& a, const Var& b) { return ag::add(a, b); }
+inline Var operator-(const Var& a, const Var& b) { return ag::sub(a, b); }
+inline Var operator*(const Var& a, const Var& b) { return ag::mul(a, b); }
+inline Var operator/(const Var& a, const Var& b) { return ag::div(a, b); }
+inline Var operator-(const Var& x) { return ag::neg(x); }
+}  // namespace nl

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages normlab needs, only those missing. Cheap when all are
+# present (one dpkg-query), so `make test` and `make demo` call it every time.
+set -euo pipefail
+packages=(g++ make libopenblas-dev catch2 zlib1g-dev fortunes dataset-fashion-mnist gnuplot-nox)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "normlab needs these Debian packages: ${missing[*]}"
+  echo "Run as root:  apt-get update && $cmd"
+  exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Update the package lists first when one of the packages is unknown to apt.
+for p in "${missing[@]}"; do
+  if ! apt-cache show "$p" >/dev/null 2>&1; then apt-get update -qq; break; fi
+done
+$cmd -qq || { apt-get update -qq && $cmd -qq; }

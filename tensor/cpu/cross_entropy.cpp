@@ -1,0 +1,83 @@
+// Cross-entropy with integer targets, fused with the log-softmax so that the
+// probabilities are never stored: the forward keeps one log-sum-exp per row and the
+// backward rebuilds softmax(logits) from it.
+#include <cmath>
+#include <limits>
+
+#include "tensor/cpu/check.h"
+#include "tensor/ops.h"
+#include "tensor/threads.h"
+
+namespace nl {
+namespace {
+
+int64_t check_targets(const char* op, const Tensor& logits, const Tensor& targets, int ignore_index) {
+  check_cpu_f32(op, logits);
+  NL_CHECK(logits.dim() == 2, op, ": logits must be (N, V), got ", describe(logits));
+  NL_CHECK(targets.dtype() == DType::I32 && targets.dim() == 1 && targets.size(0) == logits.size(0), op,
+           ": targets must be int32 (N) for logits ", describe(logits), ", got ", describe(targets));
+  const int64_t V = logits.size(1);
+  std::vector<int32_t> t = targets.to_ints();
+  int64_t kept = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == ignore_index) continue;
+    NL_CHECK(t[i] >= 0 && t[i] < V, op, ": target ", t[i], " at row ", i, " is out of range [0, ", V, ")");
+    ++kept;
+  }
+  return kept;
+}
+
+}  // namespace
+
+// loss = mean over kept rows r of (lse_r - logits[r, target_r]),  lse_r = log sum_j exp(logits[r, j])
+Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ignore_index, Tensor& lse) {
+  const int64_t kept = check_targets("cross_entropy", logits, targets, ignore_index);
+  const int64_t N = logits.size(0), V = logits.size(1);
+  Tensor x = logits.contiguous();
+  Tensor t = targets.contiguous();
+  lse = Tensor::empty({N});
+  double total = 0;
+#pragma omp parallel for reduction(+ : total) if (logits.numel() > kParallelGrain)
+  for (int64_t r = 0; r < N; ++r) {
+    const float* row = x.data() + r * V;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < V; ++j) m = row[j] > m ? row[j] : m;
+    double s = 0;
+    for (int64_t j = 0; j < V; ++j) s += std::exp((double)(row[j] - m));
+    float l = m + (float)std::log(s);
+    lse.data()[r] = l;
+    int32_t target = t.idata()[r];
+    if (target != ignore_index) total += (double)l - (double)row[target];
+  }
+  // With every row ignored the mean is 0/0: NaN, as PyTorch reports it.
+  float loss = kept ? (float)(total / (double)kept) : std::numeric_limits<float>::quiet_NaN();
+  return Tensor::scalar(loss);
+}
+
+// d loss / d logits[r, j] = (softmax_rj - [j == target_r]) / kept, zero on ignored rows
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, float dloss,
+                              int ignore_index) {
+  const int64_t kept = check_targets("cross_entropy_backward", logits, targets, ignore_index);
+  const int64_t N = logits.size(0), V = logits.size(1);
+  NL_CHECK(lse.numel() == N, "cross_entropy_backward: lse ", describe(lse), " does not match ", describe(logits));
+  Tensor x = logits.contiguous();
+  Tensor t = targets.contiguous();
+  Tensor dx = Tensor::empty({N, V});
+  const float scale = kept ? dloss / (float)kept : 0.0f;
+#pragma omp parallel for if (logits.numel() > kParallelGrain)
+  for (int64_t r = 0; r < N; ++r) {
+    const float* row = x.data() + r * V;
+    float* d = dx.data() + r * V;
+    int32_t target = t.idata()[r];
+    if (target == ignore_index) {
+      for (int64_t j = 0; j < V; ++j) d[j] = 0.0f;
+      continue;
+    }
+    const float l = lse.data()[r];
+    for (int64_t j = 0; j < V; ++j) d[j] = std::exp(row[j] - l) * scale;
+    d[target] -= scale;
+  }
+  return dx;
+}
+
+}  // namespace nl

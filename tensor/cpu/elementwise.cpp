@@ -1,0 +1,179 @@
+// Elementwise kernels: binary ops with NumPy broadcasting, scalar ops, unary maps and
+// the backward maps of the non-linearities. Contiguous same-shape inputs take a flat
+// OpenMP loop; a suffix-broadcast operand (a bias of shape (C) against (N, C)) takes a
+// row loop; anything else walks strides through for_each_run.
+#include <cmath>
+
+#include "tensor/cpu/check.h"
+#include "tensor/ops.h"
+#include "tensor/strided.h"
+#include "tensor/threads.h"
+
+namespace nl {
+namespace {
+
+// True when `small` (contiguous) repeats along leading dims of `out_shape`: its shape,
+// with leading 1s dropped, equals a suffix of out_shape.
+bool is_suffix_broadcast(const Tensor& small, const Shape& out_shape) {
+  if (!small.is_contiguous()) return false;
+  Shape s = small.shape();
+  while (!s.empty() && s.front() == 1) s.erase(s.begin());
+  if (s.size() > out_shape.size()) return false;
+  return std::equal(s.begin(), s.end(), out_shape.end() - s.size());
+}
+
+template <typename F>
+Tensor binary(const char* op, const Tensor& a, const Tensor& b, F f) {
+  check_cpu_f32(op, a);
+  check_cpu_f32(op, b);
+  Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
+  Tensor out = Tensor::empty(shape);
+  float* o = out.data();
+  const int64_t n = out.numel();
+  const float* pa = a.data();
+  const float* pb = b.data();
+  bool a_full = a.shape() == shape && a.is_contiguous();
+  bool b_full = b.shape() == shape && b.is_contiguous();
+  if (a_full && b_full) {
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+    return out;
+  }
+  if (a_full && is_suffix_broadcast(b, shape) && b.numel() > 0) {
+    const int64_t inner = b.numel(), rows = n / inner;
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < inner; ++j) o[r * inner + j] = f(pa[r * inner + j], pb[j]);
+    return out;
+  }
+  if (b_full && is_suffix_broadcast(a, shape) && a.numel() > 0) {
+    const int64_t inner = a.numel(), rows = n / inner;
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < inner; ++j) o[r * inner + j] = f(pa[j], pb[r * inner + j]);
+    return out;
+  }
+  Tensor ea = a.expand(shape), eb = b.expand(shape);
+  const Shape& sa = ea.strides();
+  const Shape& sb = eb.strides();
+  const int64_t ia = shape.empty() ? 0 : sa.back(), ib = shape.empty() ? 0 : sb.back();
+  int64_t pos = 0;
+  for_each_run<2>(shape, {&sa, &sb}, {0, 0}, [&](const int64_t* off, int64_t len) {
+    for (int64_t i = 0; i < len; ++i) o[pos + i] = f(pa[off[0] + i * ia], pb[off[1] + i * ib]);
+    pos += len;
+  });
+  return out;
+}
+
+template <typename F>
+Tensor unary(const char* op, const Tensor& x, F f) {
+  check_cpu_f32(op, x);
+  Tensor c = x.contiguous();
+  Tensor out = Tensor::empty(x.shape());
+  const float* p = c.data();
+  float* o = out.data();
+  const int64_t n = out.numel();
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) o[i] = f(p[i]);
+  return out;
+}
+
+// For backward maps: out = f(x, dy) with x and dy of one shape.
+template <typename F>
+Tensor unary_backward(const char* op, const Tensor& x, const Tensor& dy, F f) {
+  check_cpu_f32(op, x);
+  check_cpu_f32(op, dy);
+  NL_CHECK(x.shape() == dy.shape(), op, ": input ", describe(x), " and gradient ", describe(dy), " differ");
+  return binary(op, x, dy, f);
+}
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kGeluCubic = 0.044715f;
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary("add", a, b, [](float x, float y) { return x + y; }); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary("sub", a, b, [](float x, float y) { return x - y; }); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary("mul", a, b, [](float x, float y) { return x * y; }); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary("div", a, b, [](float x, float y) { return x / y; }); }
+Tensor equal_mask(const Tensor& a, const Tensor& b) {
+  return binary("equal_mask", a, b, [](float x, float y) { return x == y ? 1.0f : 0.0f; });
+}
+
+Tensor add_scalar(const Tensor& a, float s) { return unary("add_scalar", a, [s](float x) { return x + s; }); }
+Tensor mul_scalar(const Tensor& a, float s) { return unary("mul_scalar", a, [s](float x) { return x * s; }); }
+Tensor pow_scalar(const Tensor& a, float p) { return unary("pow_scalar", a, [p](float x) { return std::pow(x, p); }); }
+
+void add_(Tensor& dst, const Tensor& src) {
+  check_cpu_f32("add_", dst);
+  check_cpu_f32("add_", src);
+  NL_CHECK(broadcast_shapes(dst.shape(), src.shape(), "add_") == dst.shape(), "add_: cannot add ",
+           describe(src), " into ", describe(dst));
+  if (dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
+    axpy_(dst, 1.0f, src);
+    return;
+  }
+  dst.copy_from(add(dst, src));
+}
+
+void axpy_(Tensor& dst, float alpha, const Tensor& src) {
+  check_cpu_f32("axpy_", dst);
+  check_cpu_f32("axpy_", src);
+  NL_CHECK(dst.shape() == src.shape(), "axpy_: shapes ", to_string(dst.shape()), " and ", to_string(src.shape()),
+           " differ");
+  NL_CHECK(dst.is_contiguous(), "axpy_: destination must be contiguous, got ", describe(dst));
+  Tensor s = src.contiguous();
+  float* d = dst.data();
+  const float* p = s.data();
+  const int64_t n = dst.numel();
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t i = 0; i < n; ++i) d[i] += alpha * p[i];
+}
+
+Tensor neg(const Tensor& x) { return unary("neg", x, [](float v) { return -v; }); }
+Tensor exp(const Tensor& x) { return unary("exp", x, [](float v) { return std::exp(v); }); }
+Tensor log(const Tensor& x) { return unary("log", x, [](float v) { return std::log(v); }); }
+Tensor sqrt(const Tensor& x) { return unary("sqrt", x, [](float v) { return std::sqrt(v); }); }
+Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x, [](float v) { return 1.0f / std::sqrt(v); }); }
+Tensor tanh(const Tensor& x) { return unary("tanh", x, [](float v) { return std::tanh(v); }); }
+Tensor relu(const Tensor& x) { return unary("relu", x, [](float v) { return v > 0.0f ? v : 0.0f; }); }
+Tensor silu(const Tensor& x) { return unary("silu", x, [](float v) { return v / (1.0f + std::exp(-v)); }); }
+
+// gelu(x) = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
+Tensor gelu(const Tensor& x) {
+  return unary("gelu", x, [](float v) {
+    float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+    return 0.5f * v * (1.0f + std::tanh(u));
+  });
+}
+
+// d gelu / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) du/dx,  t = tanh(u),
+// du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
+  return unary_backward("gelu_backward", x, dy, [](float v, float g) {
+    float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+    float t = std::tanh(u);
+    float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
+    return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+  });
+}
+
+// silu(x) = x s(x), s the logistic sigmoid:  d/dx = s (1 + x (1 - s))
+Tensor silu_backward(const Tensor& x, const Tensor& dy) {
+  return unary_backward("silu_backward", x, dy, [](float v, float g) {
+    float s = 1.0f / (1.0f + std::exp(-v));
+    return g * s * (1.0f + v * (1.0f - s));
+  });
+}
+
+// relu'(x) = 1 for x > 0, else 0 (0 at the kink, as PyTorch)
+Tensor relu_backward(const Tensor& x, const Tensor& dy) {
+  return unary_backward("relu_backward", x, dy, [](float v, float g) { return v > 0.0f ? g : 0.0f; });
+}
+
+// tanh'(x) = 1 - tanh(x)^2, written with the saved output y
+Tensor tanh_backward(const Tensor& y, const Tensor& dy) {
+  return unary_backward("tanh_backward", y, dy, [](float t, float g) { return g * (1.0f - t * t); });
+}
+
+}  // namespace nl

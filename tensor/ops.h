@@ -1,0 +1,82 @@
+// Every numeric op on tensors, forward and backward kernels alike. Each function checks
+// shapes, dtypes and devices once and then runs its kernel (tensor/cpu/*.cpp; a CUDA
+// tensor reaches tensor/cuda/ in a CUDA build and throws "<op> has no CUDA build"
+// otherwise). Results are new contiguous tensors unless a name ends in `_` (in place).
+// Nothing here knows about gradients: autograd/ pairs these into differentiable ops.
+#pragma once
+#include <vector>
+
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace nl {
+
+// ---- elementwise, NumPy broadcasting (tensor/cpu/elementwise.cpp)
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add_scalar(const Tensor& a, float s);
+Tensor mul_scalar(const Tensor& a, float s);
+Tensor pow_scalar(const Tensor& a, float p);
+void add_(Tensor& dst, const Tensor& src);               // dst += src (src broadcast to dst)
+void axpy_(Tensor& dst, float alpha, const Tensor& src); // dst += alpha * src, same shape
+
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);   // tanh approximation, as GPT-2
+Tensor silu(const Tensor& x);
+Tensor gelu_backward(const Tensor& x, const Tensor& dy);
+Tensor silu_backward(const Tensor& x, const Tensor& dy);
+Tensor relu_backward(const Tensor& x, const Tensor& dy);
+Tensor tanh_backward(const Tensor& y, const Tensor& dy);  // from the output y = tanh(x)
+Tensor equal_mask(const Tensor& a, const Tensor& b);      // 1 where a == b (broadcast), else 0
+
+// ---- reductions over any set of axes (tensor/cpu/reduce.cpp); empty axes = all axes
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false);
+// correction 1 is the unbiased estimate (PyTorch's default), 0 the biased one the norms use
+Tensor var(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdim = false, int correction = 1);
+// Sums a broadcast result back down to `shape` (the backward of broadcasting).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+
+// ---- softmax over the last axis (tensor/cpu/softmax.cpp)
+Tensor softmax(const Tensor& x);
+Tensor log_softmax(const Tensor& x);
+Tensor softmax_backward(const Tensor& y, const Tensor& dy);      // y = softmax(x)
+Tensor log_softmax_backward(const Tensor& y, const Tensor& dy);  // y = log_softmax(x)
+
+// ---- matrix products through cblas_sgemm (tensor/cpu/matmul.cpp)
+// a (..., M, K) @ b (..., K, N) -> (..., M, N), batch dims broadcast; trans_a / trans_b
+// use the transpose of the last two dims. Transposed views need no copy: sgemm reads them.
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+
+// ---- embedding (tensor/cpu/embedding.cpp)
+// table (V, C), ids int32 (...) -> (..., C); ids must lie in [0, V).
+Tensor embedding_forward(const Tensor& table, const Tensor& ids);
+// dout (..., C), ids int32 (...) -> dtable (V, C): rows scatter-added.
+Tensor embedding_backward(const Tensor& dout, const Tensor& ids, int64_t vocab);
+
+// ---- cross-entropy with integer targets, fused with log-softmax (tensor/cpu/cross_entropy.cpp)
+// logits (N, V), targets int32 (N); targets equal to ignore_index are skipped. Returns the
+// mean loss over the kept rows (a scalar) and writes each row's log-sum-exp to lse (N).
+Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ignore_index, Tensor& lse);
+// dlogits (N, V) = (softmax(logits) - onehot(target)) * dloss / kept_rows; 0 on ignored rows.
+Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, float dloss,
+                              int ignore_index);
+
+// ---- joining and masking (tensor/cpu/shape_ops.cpp)
+Tensor concat(const std::vector<Tensor>& parts, int64_t axis);
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis);  // views
+// x (..., T, S): entries with column j > i + (S - T) (the future) set to `value`.
+Tensor causal_mask_fill(const Tensor& x, float value);
+// A dropout mask of `shape`: 0 with probability p, else 1/(1-p), drawn from gen.
+Tensor dropout_mask(const Shape& shape, float p, Generator& gen);
+
+}  // namespace nl
