@@ -35,6 +35,12 @@ ifeq ($(HAVE_OPENMP),yes)
   CXXFLAGS += -fopenmp
   LDFLAGS += -fopenmp
 endif
+# OpenBLAS's OpenMP build shares our OpenMP thread pool; the default pthread build
+# would start a second pool whose spinning threads fight ours for the two cores.
+OPENBLAS_OMP := $(wildcard /usr/lib/$(shell $(CXX) -print-multiarch)/openblas-openmp)
+ifneq ($(OPENBLAS_OMP),)
+  LDFLAGS += -L$(OPENBLAS_OMP) -Wl,-rpath,$(OPENBLAS_OMP)
+endif
 LDLIBS := -lopenblas -lz -lm
 
 LIB_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp autograd/*.cpp nn/*.cpp nn/norms/*.cpp train/*.cpp)
@@ -61,7 +67,7 @@ TEST_BIN := $(BUILD)/run_tests
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
-	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)  OpenMP: $(or $(HAVE_OPENMP),no)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)"
+	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)  OpenMP: $(or $(HAVE_OPENMP),no) ($(if $(OPENBLAS_OMP),OpenMP,pthread) OpenBLAS)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)"
 
 deps:
 	@bash scripts/install-deps.sh

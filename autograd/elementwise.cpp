@@ -75,6 +75,12 @@ Var neg(const Var& x) {
   return record("neg", nl::neg(x.value()), {x}, [](const Tensor& g) { return std::vector<Tensor>{nl::neg(g)}; });
 }
 
+// d|x|/dx = sign(x) (0 at x = 0, as PyTorch)
+Var abs(const Var& x) {
+  Tensor xv = x.value();
+  return record("abs", nl::abs(xv), {x}, [xv](const Tensor& g) { return std::vector<Tensor>{nl::mul(g, sign(xv))}; });
+}
+
 // d(e^x)/dx = e^x (the saved output)
 Var exp(const Var& x) {
   Tensor y = nl::exp(x.value());

@@ -20,6 +20,7 @@ Var add_scalar(const Var& a, float s);
 Var mul_scalar(const Var& a, float s);
 Var pow_scalar(const Var& a, float p);
 Var neg(const Var& x);
+Var abs(const Var& x);
 Var exp(const Var& x);
 Var log(const Var& x);
 Var sqrt(const Var& x);

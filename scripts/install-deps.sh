@@ -2,7 +2,7 @@
 # Installs the Debian packages normlab needs, only those missing. Cheap when all are
 # present (one dpkg-query), so `make test` and `make demo` call it every time.
 set -euo pipefail
-packages=(g++ make libopenblas-dev catch2 zlib1g-dev fortunes dataset-fashion-mnist gnuplot-nox)
+packages=(g++ make libopenblas-dev libopenblas-openmp-dev catch2 zlib1g-dev fortunes dataset-fashion-mnist gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

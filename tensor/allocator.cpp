@@ -31,17 +31,19 @@ struct CachingAllocator {
   void* alloc(size_t bytes) {
     size_t cls = size_class(bytes);
     std::lock_guard<std::mutex> lock(mutex);
-    stats.in_use_bytes += cls;
-    if (stats.in_use_bytes > stats.peak_in_use_bytes) stats.peak_in_use_bytes = stats.in_use_bytes;
+    void* p = nullptr;
     auto it = free_lists.find(cls);
     if (it != free_lists.end() && !it->second.empty()) {
-      void* p = it->second.back();
+      p = it->second.back();
       it->second.pop_back();
-      return p;
+    } else {
+      // may throw (out of memory, no CUDA build): count nothing until it succeeded
+      p = device == Device::CPU ? cpu_system_alloc(cls) : cuda_system_alloc(cls);
+      stats.system_allocs++;
+      stats.system_bytes += cls;
     }
-    void* p = device == Device::CPU ? cpu_system_alloc(cls) : cuda_system_alloc(cls);
-    stats.system_allocs++;
-    stats.system_bytes += cls;
+    stats.in_use_bytes += cls;
+    if (stats.in_use_bytes > stats.peak_in_use_bytes) stats.peak_in_use_bytes = stats.in_use_bytes;
     return p;
   }
 

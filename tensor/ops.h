@@ -23,6 +23,8 @@ void add_(Tensor& dst, const Tensor& src);               // dst += src (src broa
 void axpy_(Tensor& dst, float alpha, const Tensor& src); // dst += alpha * src, same shape
 
 Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);   // -1, 0 or 1
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);

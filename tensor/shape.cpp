@@ -49,4 +49,10 @@ int normalize_axis(int64_t axis, int ndim, const char* op) {
   return (int)(axis < 0 ? axis + ndim : axis);
 }
 
+int normalize_axis(int64_t axis, const Shape& shape, const char* op) {
+  const int ndim = (int)shape.size();
+  NL_CHECK(axis >= -ndim && axis < ndim, op, ": axis ", axis, " out of range for shape ", to_string(shape));
+  return (int)(axis < 0 ? axis + ndim : axis);
+}
+
 }  // namespace nl

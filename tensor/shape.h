@@ -17,6 +17,8 @@ std::string to_string(const Shape& shape);          // "(2, 3)"
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // Normalises a possibly negative axis into [0, ndim); throws naming `op` when out of range.
 int normalize_axis(int64_t axis, int ndim, const char* op);
+// The same for an axis of a tensor of `shape`, whose shape the error message names.
+int normalize_axis(int64_t axis, const Shape& shape, const char* op);
 
 }  // namespace nl
 

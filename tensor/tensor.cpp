@@ -73,7 +73,7 @@ Tensor Tensor::from_ints(const std::vector<int32_t>& values, const Shape& shape)
 
 // ---------------------------------------------------------------- metadata
 
-int64_t Tensor::size(int64_t axis) const { return shape_[normalize_axis(axis, dim(), "size")]; }
+int64_t Tensor::size(int64_t axis) const { return shape_[normalize_axis(axis, shape_, "size")]; }
 
 bool Tensor::is_contiguous() const {
   int64_t expect = 1;
@@ -223,7 +223,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
 }
 
 Tensor Tensor::transpose(int64_t a, int64_t b) const {
-  int ia = normalize_axis(a, dim(), "transpose"), ib = normalize_axis(b, dim(), "transpose");
+  int ia = normalize_axis(a, shape_, "transpose"), ib = normalize_axis(b, shape_, "transpose");
   Shape s = shape_, st = strides_;
   std::swap(s[ia], s[ib]);
   std::swap(st[ia], st[ib]);
@@ -235,8 +235,8 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   std::vector<bool> seen(dim(), false);
   Shape s(dim()), st(dim());
   for (int i = 0; i < dim(); ++i) {
-    int a = normalize_axis(order[i], dim(), "permute");
-    NL_CHECK(!seen[a], "permute: axis ", a, " repeated");
+    int a = normalize_axis(order[i], shape_, "permute");
+    NL_CHECK(!seen[a], "permute: axis ", a, " repeated for ", describe(*this));
     seen[a] = true;
     s[i] = shape_[a];
     st[i] = strides_[a];
@@ -245,8 +245,8 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
 }
 
 Tensor Tensor::slice(int64_t axis, int64_t start, int64_t end, int64_t step) const {
-  int a = normalize_axis(axis, dim(), "slice");
-  NL_CHECK(step > 0, "slice: step must be positive, got ", step);
+  int a = normalize_axis(axis, shape_, "slice");
+  NL_CHECK(step > 0, "slice: step must be positive, got ", step, " for ", describe(*this));
   int64_t n = shape_[a];
   if (start < 0) start += n;
   if (end < 0) end += n;
@@ -259,7 +259,7 @@ Tensor Tensor::slice(int64_t axis, int64_t start, int64_t end, int64_t step) con
 }
 
 Tensor Tensor::squeeze(int64_t axis) const {
-  int a = normalize_axis(axis, dim(), "squeeze");
+  int a = normalize_axis(axis, shape_, "squeeze");
   NL_CHECK(shape_[a] == 1, "squeeze: axis ", a, " of ", describe(*this), " is not 1");
   Shape s = shape_, st = strides_;
   s.erase(s.begin() + a);
@@ -268,7 +268,9 @@ Tensor Tensor::squeeze(int64_t axis) const {
 }
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
-  int a = normalize_axis(axis, dim() + 1, "unsqueeze");
+  NL_CHECK(axis >= -(dim() + 1) && axis <= dim(), "unsqueeze: axis ", axis, " out of range for shape ",
+           nl::to_string(shape_));
+  int a = (int)(axis < 0 ? axis + dim() + 1 : axis);
   Shape s = shape_, st = strides_;
   int64_t stride = a < dim() ? strides_[a] * shape_[a] : 1;
   s.insert(s.begin() + a, 1);
@@ -301,7 +303,7 @@ void Tensor::copy_from(const Tensor& src) {
   auto* d = static_cast<uint32_t*>(storage_->data) + offset_;
   auto* s = static_cast<const uint32_t*>(src.storage_->data) + src.offset_;
   if (is_contiguous() && src.is_contiguous()) {
-    std::memcpy(d, s, (size_t)numel() * 4);
+    std::memmove(d, s, (size_t)numel() * 4);  // views of one storage may overlap
     return;
   }
   for_each_run<2>(shape_, {&strides_, &src.strides_}, {0, 0}, [&](const int64_t* off, int64_t n) {

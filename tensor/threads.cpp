@@ -24,3 +24,17 @@ int num_threads() {
 }
 
 }  // namespace nl
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace nl {
+
+void prefer_spinning_threads(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  setenv("OMP_WAIT_POLICY", "active", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then run on as we are
+}
+
+}  // namespace nl

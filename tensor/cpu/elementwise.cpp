@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cpu/fast_math.h"
 #include "tensor/ops.h"
 #include "tensor/strided.h"
 #include "tensor/threads.h"
@@ -131,19 +132,21 @@ void axpy_(Tensor& dst, float alpha, const Tensor& src) {
 }
 
 Tensor neg(const Tensor& x) { return unary("neg", x, [](float v) { return -v; }); }
-Tensor exp(const Tensor& x) { return unary("exp", x, [](float v) { return std::exp(v); }); }
+Tensor abs(const Tensor& x) { return unary("abs", x, [](float v) { return std::fabs(v); }); }
+Tensor sign(const Tensor& x) { return unary("sign", x, [](float v) { return (float)((v > 0.0f) - (v < 0.0f)); }); }
+Tensor exp(const Tensor& x) { return unary("exp", x, [](float v) { return fast::exp(v); }); }
 Tensor log(const Tensor& x) { return unary("log", x, [](float v) { return std::log(v); }); }
 Tensor sqrt(const Tensor& x) { return unary("sqrt", x, [](float v) { return std::sqrt(v); }); }
 Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x, [](float v) { return 1.0f / std::sqrt(v); }); }
-Tensor tanh(const Tensor& x) { return unary("tanh", x, [](float v) { return std::tanh(v); }); }
+Tensor tanh(const Tensor& x) { return unary("tanh", x, [](float v) { return fast::tanh(v); }); }
 Tensor relu(const Tensor& x) { return unary("relu", x, [](float v) { return v > 0.0f ? v : 0.0f; }); }
-Tensor silu(const Tensor& x) { return unary("silu", x, [](float v) { return v / (1.0f + std::exp(-v)); }); }
+Tensor silu(const Tensor& x) { return unary("silu", x, [](float v) { return v / (1.0f + fast::exp(-v)); }); }
 
 // gelu(x) = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
 Tensor gelu(const Tensor& x) {
   return unary("gelu", x, [](float v) {
     float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    return 0.5f * v * (1.0f + std::tanh(u));
+    return 0.5f * v * (1.0f + fast::tanh(u));
   });
 }
 
@@ -152,7 +155,7 @@ Tensor gelu(const Tensor& x) {
 Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
   return unary_backward("gelu_backward", x, dy, [](float v, float g) {
     float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    float t = std::tanh(u);
+    float t = fast::tanh(u);
     float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
     return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
   });
@@ -161,7 +164,7 @@ Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
 // silu(x) = x s(x), s the logistic sigmoid:  d/dx = s (1 + x (1 - s))
 Tensor silu_backward(const Tensor& x, const Tensor& dy) {
   return unary_backward("silu_backward", x, dy, [](float v, float g) {
-    float s = 1.0f / (1.0f + std::exp(-v));
+    float s = 1.0f / (1.0f + fast::exp(-v));
     return g * s * (1.0f + v * (1.0f - s));
   });
 }

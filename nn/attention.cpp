@@ -1,0 +1,53 @@
+#include "nn/attention.h"
+
+#include <cmath>
+
+#include "autograd/ops.h"
+
+namespace nl {
+
+SelfAttention::SelfAttention(int64_t dim_, int64_t heads_, bool causal_, Generator& gen, float proj_std,
+                             bool centred_proj)
+    : dim(dim_), heads(heads_), causal(causal_) {
+  NL_CHECK(heads > 0 && dim % heads == 0, "attention: dim ", dim, " is not divisible by heads ", heads);
+  qkv = register_module("qkv", std::make_shared<Linear>(dim, 3 * dim, true, gen));
+  proj = register_module("proj", std::make_shared<Linear>(dim, dim, true, gen, proj_std, centred_proj));
+}
+
+Var SelfAttention::forward(const Var& x) const {
+  NL_CHECK(x.dim() == 3 && x.shape()[2] == dim, "attention: input must be (B, T, ", dim, "), got ",
+           describe(x.value()));
+  const int64_t B = x.shape()[0], T = x.shape()[1], hd = dim / heads;
+  Var qkv_out = qkv->forward(x);  // (B, T, 3C)
+  // views (B, T, H, hd) -> (B, H, T, hd): sgemm reads the strided heads without copies
+  auto head_view = [&](int part) {
+    Var p = ag::slice(qkv_out, 2, part * dim, (part + 1) * dim);
+    return ag::permute(ag::reshape(p, {B, T, heads, hd}), {0, 2, 1, 3});
+  };
+  Var q = head_view(0), k = head_view(1), v = head_view(2);
+  Var scores = ag::mul_scalar(ag::matmul(q, k, false, true), 1.0f / std::sqrt((float)hd));  // (B, H, T, T)
+  if (causal) scores = ag::causal_mask(scores);
+  Var y = ag::matmul(ag::softmax(scores), v);                                                // (B, H, T, hd)
+  y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});
+  return proj->forward(y);
+}
+
+float SelfAttention::value_output_frobenius2() const {
+  // rows [2C, 3C) of the qkv weight are W_v (out, in); in the x W convention
+  // W_V W_O = Wv^T Wo^T = (Wo Wv)^T, whose Frobenius norm equals that of Wo Wv.
+  Tensor wv = qkv->effective_weight().value().slice(0, 2 * dim, 3 * dim);
+  Tensor wo = proj->effective_weight().value();
+  Tensor prod = matmul(wo, wv);
+  double s = 0;
+  for (float v : prod.to_vector()) s += (double)v * v;
+  return (float)s;
+}
+
+MLP::MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj) {
+  fc = register_module("fc", std::make_shared<Linear>(dim, 4 * dim, true, gen));
+  proj = register_module("proj", std::make_shared<Linear>(4 * dim, dim, true, gen, proj_std, centred_proj));
+}
+
+Var MLP::forward(const Var& x) const { return proj->forward(ag::gelu(fc->forward(x))); }
+
+}  // namespace nl

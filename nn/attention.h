@@ -1,0 +1,29 @@
+// Multi-head self-attention with a fused qkv projection:
+//   q, k, v = split(x Wqkv^T + bqkv);  per head: softmax(q k^T / sqrt(hd) [+ causal mask]) v
+//   y = concat(heads) Wo^T + bo
+// x (B, T, C) -> (B, T, C). Causal for the GPT, not for the ViT.
+#pragma once
+#include "nn/linear.h"
+
+namespace nl {
+
+class SelfAttention : public Module {
+ public:
+  SelfAttention(int64_t dim, int64_t heads, bool causal, Generator& gen, float proj_std, bool centred_proj);
+  Var forward(const Var& x) const;
+  // ||W_V W_O||_F^2 in the x W convention (no gradient): BHyT's c_attn numerator.
+  float value_output_frobenius2() const;
+  int64_t dim, heads;
+  bool causal;
+  std::shared_ptr<Linear> qkv, proj;
+};
+
+// Position-wise MLP: fc (C -> 4C), GELU, proj (4C -> C).
+class MLP : public Module {
+ public:
+  MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj);
+  Var forward(const Var& x) const;
+  std::shared_ptr<Linear> fc, proj;
+};
+
+}  // namespace nl

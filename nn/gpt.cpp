@@ -1,0 +1,60 @@
+#include "nn/gpt.h"
+
+#include <cmath>
+
+#include "autograd/ops.h"
+
+namespace nl {
+
+void GPTConfig::validate() const {
+  check_norm_name(norm.name);
+  NL_CHECK(vocab > 0 && layers > 0 && dim > 0 && heads > 0 && context > 0,
+           "gpt config: vocab, layers, dim, heads and context must be positive");
+  NL_CHECK(dim % heads == 0, "gpt config: --dim ", dim, " is not divisible by --heads ", heads);
+  NL_CHECK(norm.bhyt_p > 0.0f && norm.bhyt_p < 1.0f, "gpt config: --bhyt-p must lie in (0, 1), got ", norm.bhyt_p);
+}
+
+GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
+  c.validate();
+  wte = register_module("wte", std::make_shared<Embedding>(c.vocab, c.dim, gen));
+  wpe = register_module("wpe", std::make_shared<Embedding>(c.context, c.dim, gen));
+  for (int64_t l = 0; l < c.layers; ++l)
+    blocks.push_back(register_module("blocks." + std::to_string(l),
+                                     std::make_shared<Block>(c.dim, c.heads, true, c.norm, (int)c.layers, gen)));
+  ln_f = register_module("ln_f", make_norm(c.norm, c.dim));
+}
+
+static float rms_of(const Tensor& x) {
+  const float* p = x.data();
+  const int64_t n = x.numel();
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += (double)p[i] * p[i];
+  return (float)std::sqrt(s / (double)std::max<int64_t>(n, 1));
+}
+
+Var GPT::forward(const Tensor& ids) const {
+  NL_CHECK(ids.dim() == 2 && ids.dtype() == DType::I32, "gpt: ids must be int32 (B, T), got ", describe(ids));
+  const int64_t T = ids.shape()[1];
+  NL_CHECK(T <= config.context, "gpt: sequence of ", T, " tokens is longer than the model's context of ",
+           config.context);
+  std::vector<int32_t> pos(T);
+  for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)t;
+  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
+  if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));      // centre the stream once
+  residual_rms_.clear();
+  for (const auto& block : blocks) {
+    residual_rms_.push_back(rms_of(x.value()));
+    x = block->forward(x);
+  }
+  residual_rms_.push_back(rms_of(x.value()));
+  x = ln_f->forward(x);
+  return ag::matmul(x, wte->weight, false, true);  // tied head: (B, T, C) @ (V, C)^T
+}
+
+Var GPT::loss(const Tensor& ids, const Tensor& targets) const {
+  NL_CHECK(targets.shape() == ids.shape(), "gpt: targets ", describe(targets), " do not match ids ", describe(ids));
+  Var logits = forward(ids);
+  return ag::cross_entropy(ag::reshape(logits, {-1, config.vocab}), targets.reshape({-1}));
+}
+
+}  // namespace nl

@@ -1,0 +1,41 @@
+// GPT: token + position embeddings, L pre-norm blocks, a final norm, and an LM head
+// tied to the token embedding (logits = x wte^T).
+// For `cbwc` (NORMS.md) the embedding sum is centred once (x - mean over channels),
+// the attention out-projection and MLP down-projection of every block are CBWC
+// linears, and every norm site is RMSNorm + beta: the residual stream stays zero-mean,
+// so each RMSNorm equals the LayerNorm it replaces.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "nn/block.h"
+
+namespace nl {
+
+struct GPTConfig {
+  int64_t vocab = 256, layers = 4, dim = 128, heads = 4, context = 64;
+  NormConfig norm;
+  void validate() const;  // throws naming the bad field
+};
+
+class GPT : public Module {
+ public:
+  GPT(const GPTConfig& config, Generator& gen);
+  // ids int32 (B, T) with T <= context -> logits (B, T, vocab)
+  Var forward(const Tensor& ids) const;
+  // mean cross-entropy of the next-token targets int32 (B, T)
+  Var loss(const Tensor& ids, const Tensor& targets) const;
+  // RMS of the residual stream entering each block and leaving the last (L + 1
+  // values), from the most recent forward.
+  const std::vector<float>& residual_rms() const { return residual_rms_; }
+
+  GPTConfig config;
+  std::shared_ptr<Embedding> wte, wpe;
+  std::vector<std::shared_ptr<Block>> blocks;
+  std::shared_ptr<Norm> ln_f;
+
+ private:
+  mutable std::vector<float> residual_rms_;
+};
+
+}  // namespace nl

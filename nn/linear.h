@@ -1,0 +1,34 @@
+// Linear layer y = x W^T + b, W stored (out, in) as in PyTorch; x (..., in) -> (..., out).
+// With `centred` set it is a CBWC linear (NORMS.md): the forward uses
+//   V = W - mean over outputs of W (each column of W made zero-sum),  c = b - mean(b),
+// recomputed from the free parameters W, b at every step, so gradients flow through
+// the projection. Then every output row is zero-mean over its `out` features.
+#pragma once
+#include "nn/module.h"
+#include "tensor/random.h"
+
+namespace nl {
+
+class Linear : public Module {
+ public:
+  Linear(int64_t in, int64_t out, bool bias, Generator& gen, float init_std = 0.02f, bool centred = false);
+  Var forward(const Var& x) const;
+  // The weight and bias the forward actually applies (V, c when centred).
+  Var effective_weight() const;
+  Var effective_bias() const;
+  bool centred() const { return centred_; }
+  void set_centred(bool on) { centred_ = on; }
+  int64_t in_features, out_features;
+  Var weight, bias;  // bias undefined when built without one
+ private:
+  bool centred_;
+};
+
+class Embedding : public Module {
+ public:
+  Embedding(int64_t vocab, int64_t dim, Generator& gen, float init_std = 0.02f);
+  Var forward(const Tensor& ids) const;  // ids int32 (...) -> (..., dim)
+  Var weight;                            // (vocab, dim)
+};
+
+}  // namespace nl

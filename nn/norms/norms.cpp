@@ -1,0 +1,61 @@
+#include "nn/norms/norms.h"
+
+#include <cmath>
+
+#include "autograd/norms.h"
+
+namespace nl {
+
+float NormConfig::kappa() const { return 1.0f / std::sqrt(1.0f - bhyt_p); }
+
+const std::vector<std::string>& norm_names() {
+  static const std::vector<std::string> names = {"ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"};
+  return names;
+}
+
+void check_norm_name(const std::string& name) {
+  for (const auto& n : norm_names())
+    if (n == name) return;
+  std::string all;
+  for (const auto& n : norm_names()) all += (all.empty() ? "" : ", ") + n;
+  fail("unknown norm '", name, "' (choose one of: ", all, ")");
+}
+
+LayerNorm::LayerNorm(int64_t dim, float eps_) : eps(eps_) {
+  weight = register_parameter("weight", Tensor::ones({dim}));
+  bias = register_parameter("bias", Tensor::zeros({dim}));
+}
+Var LayerNorm::forward(const Var& x) const { return ag::layer_norm(x, weight, bias, eps); }
+
+RMSNorm::RMSNorm(int64_t dim, float eps_, bool with_bias) : eps(eps_) {
+  weight = register_parameter("weight", Tensor::ones({dim}));
+  if (with_bias) bias = register_parameter("bias", Tensor::zeros({dim}));
+}
+Var RMSNorm::forward(const Var& x) const { return ag::rms_norm(x, weight, bias, eps); }
+
+DyT::DyT(int64_t dim, float alpha0) {
+  alpha = register_parameter("alpha", Tensor::full({1}, alpha0));
+  weight = register_parameter("weight", Tensor::ones({dim}));
+  bias = register_parameter("bias", Tensor::zeros({dim}));
+}
+Var DyT::forward(const Var& x) const { return ag::dyt(x, alpha, weight, bias); }
+
+BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_) : kappa(kappa_), eps(eps_) {
+  weight = register_parameter("weight", Tensor::ones({dim}));
+  lambda = register_parameter("lambda", Tensor::full({1}, lambda0));
+}
+Var BHyT::forward(const Var& x) const { return ag::bhyt(x, weight, lambda, kappa, eps); }
+Var BHyT::forward_with_denom(const Var& x, const Var& denom) const {
+  return ag::bhyt_with_denom(x, denom, weight, lambda);
+}
+
+std::shared_ptr<Norm> make_norm(const NormConfig& c, int64_t dim) {
+  check_norm_name(c.name);
+  if (c.name == "ln") return std::make_shared<LayerNorm>(dim, c.eps);
+  if (c.name == "rms") return std::make_shared<RMSNorm>(dim, c.eps, false);
+  if (c.name == "cbwc") return std::make_shared<RMSNorm>(dim, c.eps, true);
+  if (c.name == "dyt") return std::make_shared<DyT>(dim, c.dyt_alpha0);
+  return std::make_shared<BHyT>(dim, c.bhyt_lambda0, c.kappa(), c.eps);  // bhyt, bhyt-exact
+}
+
+}  // namespace nl

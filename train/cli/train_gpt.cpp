@@ -1,0 +1,80 @@
+// train_gpt: trains a byte-level GPT on the fortunes text with one of the five norms.
+//   build/release/train_gpt --norm cbwc --steps 500 --out runs/cbwc
+// Bad input (an unknown flag or norm, a shape that does not fit, missing data, a bad
+// checkpoint) prints one line naming the problem and exits with code 2.
+#include <cstdio>
+
+#include "tensor/threads.h"
+#include "train/args.h"
+#include "train/gpt_run.h"
+
+using namespace nl;
+
+int main(int argc, char** argv) {
+  prefer_spinning_threads(argv);
+  Args args("train_gpt", "Train a byte-level GPT on Debian's fortunes text and compare normalization layers.");
+  args.add("--norm", "ln", "ln | rms | cbwc | dyt | bhyt | bhyt-exact");
+  args.add("--layers", "4", "transformer blocks");
+  args.add("--dim", "128", "model width");
+  args.add("--heads", "4", "attention heads (must divide --dim)");
+  args.add("--seq", "64", "sequence length (the model's context)");
+  args.add("--batch", "16", "sequences per step");
+  args.add("--steps", "500", "training steps (the schedule's length)");
+  args.add("--lr", "1e-3", "peak learning rate");
+  args.add("--min-lr", "1e-4", "learning rate at the end of the cosine");
+  args.add("--warmup", "50", "linear warmup steps");
+  args.add("--wd", "0.1", "AdamW weight decay (2-D weights only)");
+  args.add("--clip", "1.0", "global gradient-norm clip (0: off)");
+  args.add("--seed", "1337", "seed for initialisation, batches and sampling");
+  args.add("--eval-every", "100", "validate every N steps");
+  args.add("--eval-batches", "20", "validation batches of 32 sequences");
+  args.add("--train-bytes", "-1", "keep only the first N training bytes (-1: all)");
+  args.add("--threads", "2", "CPU threads (OpenMP and OpenBLAS)");
+  args.add("--dyt-alpha0", "0.5", "DyT's initial alpha");
+  args.add("--bhyt-lambda", "1.0", "BHyT's initial lambda");
+  args.add("--bhyt-p", "0.99", "BHyT's target probability p (kappa = 1/sqrt(1-p))");
+  args.add("--data", "/usr/share/games/fortunes", "directory of the fortunes text");
+  args.add("--out", "runs/gpt", "output directory");
+  args.add_switch("--resume", "continue from DIR/checkpoint.safetensors");
+  args.add("--stop-after", "-1", "stop after this step, writing the checkpoint (-1: run all)");
+  args.add_switch("--quiet", "no progress lines");
+  try {
+    if (!args.parse(argc, argv)) return 0;
+    GPTRunConfig c;
+    c.model.norm.name = args.str("--norm");
+    c.model.layers = args.integer("--layers");
+    c.model.dim = args.integer("--dim");
+    c.model.heads = args.integer("--heads");
+    c.model.context = args.integer("--seq");
+    c.model.norm.dyt_alpha0 = (float)args.real("--dyt-alpha0");
+    c.model.norm.bhyt_lambda0 = (float)args.real("--bhyt-lambda");
+    c.model.norm.bhyt_p = (float)args.real("--bhyt-p");
+    c.batch = args.integer("--batch");
+    c.steps = args.integer("--steps");
+    c.lr = (float)args.real("--lr");
+    c.min_lr = (float)args.real("--min-lr");
+    c.warmup = args.integer("--warmup");
+    c.wd = (float)args.real("--wd");
+    c.clip = (float)args.real("--clip");
+    c.seed = (uint64_t)args.integer("--seed");
+    c.eval_every = args.integer("--eval-every");
+    c.eval_batches = args.integer("--eval-batches");
+    c.train_bytes = args.integer("--train-bytes");
+    c.threads = (int)args.integer("--threads");
+    c.data_dir = args.str("--data");
+    c.out_dir = args.str("--out");
+    c.resume = args.on("--resume");
+    c.stop_after = args.integer("--stop-after");
+    c.quiet = args.on("--quiet");
+    GPTRunResult r = run_gpt(c);
+    std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tok/s%s\n", (long long)r.steps_done,
+                r.final_train_loss, r.final_val_loss, r.tokens_per_s, r.diverged ? " (DIVERGED: NaN/inf loss)" : "");
+    return r.diverged ? 1 : 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "train_gpt: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "train_gpt: error: %s\n", e.what());
+    return 2;
+  }
+}

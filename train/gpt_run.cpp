@@ -1,0 +1,232 @@
+#include "train/gpt_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "autograd/ops.h"
+#include "tensor/threads.h"
+#include "train/checkpoint.h"
+#include "train/optim.h"
+#include "train/text_data.h"
+
+namespace nl {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string model_json(const GPTConfig& m) {
+  std::ostringstream os;
+  os << "{\"vocab\": " << m.vocab << ", \"layers\": " << m.layers << ", \"dim\": " << m.dim
+     << ", \"heads\": " << m.heads << ", \"context\": " << m.context << ", \"norm\": \"" << m.norm.name
+     << "\", \"eps\": " << m.norm.eps << ", \"dyt_alpha0\": " << m.norm.dyt_alpha0
+     << ", \"bhyt_lambda0\": " << m.norm.bhyt_lambda0 << ", \"bhyt_p\": " << m.norm.bhyt_p << "}";
+  return os.str();
+}
+
+void check_run_config(const GPTRunConfig& c) {
+  c.model.validate();
+  NL_CHECK(c.batch > 0 && c.steps > 0, "--batch and --steps must be positive");
+  NL_CHECK(c.warmup >= 0, "--warmup must be >= 0");
+  NL_CHECK(c.lr > 0 && c.min_lr >= 0 && c.min_lr <= c.lr, "--lr must be positive and --min-lr in [0, lr]");
+  NL_CHECK(c.eval_every > 0 && c.eval_batches > 0, "--eval-every and --eval-batches must be positive");
+  NL_CHECK(c.threads > 0, "--threads must be positive");
+  NL_CHECK(c.train_bytes == -1 || c.train_bytes > c.model.context, "--train-bytes must exceed the sequence length ",
+           c.model.context);
+}
+
+// Mean loss over the fixed validation batches, without recording a graph.
+float evaluate(GPT& model, const std::vector<std::pair<Tensor, Tensor>>& batches) {
+  NoGradGuard no_grad;
+  model.eval();
+  double total = 0;
+  for (const auto& [x, y] : batches) total += model.loss(x, y).item();
+  model.train();
+  return (float)(total / (double)batches.size());
+}
+
+// Samples text one byte at a time from the model's last-position distribution,
+// restricted to the top_k most likely bytes and sharpened by the temperature.
+std::string sample_text(GPT& model, int64_t length, float temperature, int64_t top_k, uint64_t seed) {
+  NoGradGuard no_grad;
+  model.eval();
+  Generator gen(seed);
+  std::vector<int32_t> ids = {'\n'};
+  std::string out;
+  for (int64_t n = 0; n < length; ++n) {
+    const int64_t start = std::max<int64_t>(0, (int64_t)ids.size() - model.config.context);
+    std::vector<int32_t> window(ids.begin() + start, ids.end());
+    Tensor logits = model.forward(Tensor::from_ints(window, {1, (int64_t)window.size()})).value();
+    const int64_t V = model.config.vocab;
+    std::vector<float> last(logits.data() + (logits.numel() - V), logits.data() + logits.numel());
+    std::vector<int> order(V);
+    for (int i = 0; i < V; ++i) order[i] = i;
+    const int64_t k = std::clamp<int64_t>(top_k, 1, V);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) { return last[a] > last[b]; });
+    std::vector<double> p(k);
+    double total = 0;
+    for (int64_t i = 0; i < k; ++i) total += p[i] = std::exp((last[order[i]] - last[order[0]]) / temperature);
+    double u = gen.uniform() * total;
+    int64_t pick = 0;
+    while (pick + 1 < k && (u -= p[pick]) > 0) ++pick;
+    ids.push_back(order[pick]);
+    out.push_back((char)order[pick]);
+  }
+  model.train();
+  return out;
+}
+
+std::string fmt_eta(double seconds) {
+  char buf[32];
+  int s = (int)std::round(seconds);
+  std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
+  return buf;
+}
+
+// Rows of an existing log up to (not including) `step`, for a resumed run.
+std::vector<std::string> log_rows_before(const std::string& path, int64_t step, std::string& header) {
+  std::vector<std::string> rows;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, header)) return rows;
+  while (std::getline(in, line))
+    if (std::atoll(line.c_str()) < step) rows.push_back(line);
+  return rows;
+}
+
+}  // namespace
+
+std::string GPTRunConfig::to_json() const {
+  std::ostringstream os;
+  os << "{\n  \"model\": " << model_json(model) << ",\n  \"batch\": " << batch << ", \"steps\": " << steps
+     << ", \"warmup\": " << warmup << ",\n  \"lr\": " << lr << ", \"min_lr\": " << min_lr << ", \"wd\": " << wd
+     << ", \"clip\": " << clip << ", \"beta1\": " << beta1 << ", \"beta2\": " << beta2 << ",\n  \"seed\": " << seed
+     << ", \"eval_every\": " << eval_every << ", \"eval_batches\": " << eval_batches
+     << ", \"eval_batch_size\": " << eval_batch_size << ", \"train_bytes\": " << train_bytes
+     << ", \"threads\": " << threads << ",\n  \"data_dir\": \"" << data_dir << "\"\n}\n";
+  return os.str();
+}
+
+GPTRunResult run_gpt(const GPTRunConfig& c) {
+  check_run_config(c);
+  set_num_threads(c.threads);
+  const int64_t T = c.model.context;
+
+  TextData data = load_fortunes(c.data_dir, c.train_bytes);
+  NL_CHECK((int64_t)data.val.size() > T, "validation text of ", data.val.size(), " bytes is too short for --seq ", T);
+  Generator init_gen(c.seed);
+  GPT model(c.model, init_gen);
+  FlatParameters flat = flatten_parameters(model);
+  AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
+  TextBatcher batcher(data.train, T, c.seed + 1);
+  auto val_batches = fixed_batches(data.val, T, c.eval_batch_size, c.eval_batches, c.seed + 2);
+
+  const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
+  const std::string log_path = c.out_dir + "/log.csv";
+  int64_t start_step = 0;
+  if (c.resume) {
+    NL_CHECK(fs::exists(ckpt), "--resume: no checkpoint at ", ckpt);
+    {
+      // load_checkpoint checks the whole file before it changes the live objects
+      CheckpointInfo info = load_checkpoint(ckpt, flat, optim, batcher.generator());
+      auto it = info.metadata.find("model");
+      NL_CHECK(it != info.metadata.end() && it->second == model_json(c.model), "--resume: checkpoint ", ckpt,
+               " was written for the model ", it == info.metadata.end() ? "?" : it->second, ", not ",
+               model_json(c.model));
+      start_step = info.step;
+    }
+    NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);
+  }
+
+  // every input is valid: from here on files are written
+  fs::create_directories(c.out_dir);
+  {
+    std::ofstream cfg(c.out_dir + "/config.json");
+    cfg << c.to_json();
+  }
+  std::string header = "step,train_loss,val_loss,lr,grad_norm,tok_per_s";
+  for (int64_t l = 0; l <= c.model.layers; ++l) header += ",rms_" + std::to_string(l);
+  std::vector<std::string> kept_rows;
+  if (c.resume) {
+    std::string old_header;
+    kept_rows = log_rows_before(log_path, start_step, old_header);
+  }
+  std::ofstream log(log_path, std::ios::trunc);
+  log << header << "\n";
+  for (const auto& r : kept_rows) log << r << "\n";
+
+  const bool tty = !c.quiet && isatty(fileno(stdout));
+  const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
+  GPTRunResult result;
+  std::vector<double> step_times;
+  Tensor x, y;
+  auto run_start = std::chrono::steady_clock::now();
+  for (int64_t step = start_step; step < end_step; ++step) {
+    auto t0 = std::chrono::steady_clock::now();
+    const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
+    batcher.next(c.batch, x, y);
+    flat.grads.fill_(0.0f);
+    Var loss = model.loss(x, y);
+    loss.backward();
+    const float grad_norm = clip_grad_norm(flat, c.clip);
+    optim.step(lr);
+    const float train_loss = loss.item();
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    step_times.push_back(dt);
+    const double tok_s = (double)(c.batch * T) / dt;
+
+    const bool last = step + 1 == end_step;
+    float val_loss = NAN;
+    if ((step + 1) % c.eval_every == 0 || last) val_loss = evaluate(model, val_batches);
+    result.diverged |= !std::isfinite(train_loss);
+    result.final_train_loss = train_loss;
+    if (!std::isnan(val_loss)) result.final_val_loss = val_loss;
+    result.residual_rms = model.residual_rms();
+
+    log << step + 1 << "," << train_loss << ",";
+    if (!std::isnan(val_loss)) log << val_loss;
+    log << "," << lr << "," << grad_norm << "," << (int64_t)tok_s;
+    for (float r : model.residual_rms()) log << "," << r;
+    log << "\n";
+
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    const double eta = elapsed / (double)(step + 1 - start_step) * (double)(end_step - step - 1);
+    char line[256];
+    std::snprintf(line, sizeof line, "step %5lld/%lld  loss %.4f%s  lr %.2e  %7.0f tok/s  ETA %s",
+                  (long long)(step + 1), (long long)c.steps, train_loss,
+                  std::isnan(val_loss) ? "" : ("  val " + std::to_string(val_loss).substr(0, 6)).c_str(), lr, tok_s,
+                  fmt_eta(eta).c_str());
+    if (tty) {
+      std::printf("\r%s\033[K", line);
+      if (!std::isnan(val_loss)) std::printf("\n");
+      std::fflush(stdout);
+    } else if (!c.quiet && (!std::isnan(val_loss) || (step + 1) % 50 == 0)) {
+      std::printf("%s\n", line);
+      std::fflush(stdout);
+    }
+    result.steps_done = step + 1;
+  }
+  log.flush();
+
+  save_checkpoint(ckpt, flat, optim, result.steps_done, batcher.generator(),
+                  {{"model", model_json(c.model)}, {"config", c.to_json()}});
+  if (result.steps_done == c.steps) {
+    std::ofstream sample(c.out_dir + "/sample.txt");
+    sample << sample_text(model, c.sample_bytes, c.temperature, c.top_k, c.seed + 3);
+  }
+  // median over the steps after the first, whose allocations warm the caches
+  std::vector<double> times(step_times.begin() + (step_times.size() > 1 ? 1 : 0), step_times.end());
+  if (!times.empty()) {
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    result.tokens_per_s = (double)(c.batch * T) / times[times.size() / 2];
+  }
+  return result;
+}
+
+}  // namespace nl

@@ -1,0 +1,44 @@
+// One GPT training run, as train_gpt and the demo drive it: data, model, AdamW with
+// warmup + cosine, clipping, evaluation on fixed validation batches, the log, the
+// checkpoint (exact resume) and a text sample at the end. Files written to out_dir:
+//   config.json, log.csv, checkpoint.safetensors, sample.txt
+#pragma once
+#include <string>
+
+#include "nn/gpt.h"
+
+namespace nl {
+
+struct GPTRunConfig {
+  GPTConfig model;
+  int64_t batch = 16, steps = 500, warmup = 50;
+  float lr = 1e-3f, min_lr = 1e-4f, wd = 0.1f, clip = 1.0f;
+  float beta1 = 0.9f, beta2 = 0.99f;
+  uint64_t seed = 1337;
+  int64_t eval_every = 100, eval_batches = 20, eval_batch_size = 32;
+  int64_t train_bytes = -1;
+  int threads = 2;
+  std::string data_dir = "/usr/share/games/fortunes";
+  std::string out_dir = "runs/gpt";
+  bool resume = false;
+  int64_t stop_after = -1;    // stop (and checkpoint) after this many steps; -1: run all
+  int64_t sample_bytes = 300; // length of sample.txt
+  float temperature = 0.8f;
+  int64_t top_k = 40;
+  bool quiet = false;         // no progress lines (the summary is still returned)
+  std::string to_json() const;
+};
+
+struct GPTRunResult {
+  float final_train_loss = 0, final_val_loss = 0;
+  double tokens_per_s = 0;               // median over the timed steps
+  std::vector<float> residual_rms;       // per block input + output, last step
+  bool diverged = false;                 // a loss became NaN or inf
+  int64_t steps_done = 0;
+};
+
+// Validates everything (config, data, a resumed checkpoint) before writing any file;
+// bad input throws nl::Error naming the problem.
+GPTRunResult run_gpt(const GPTRunConfig& config);
+
+}  // namespace nl

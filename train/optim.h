@@ -1,0 +1,55 @@
+// Optimizers over a model's flat parameter buffer (nn/module.h: flatten_parameters),
+// a learning-rate schedule, and global-norm gradient clipping.
+#pragma once
+#include <string>
+
+#include "nn/module.h"
+
+namespace nl {
+
+// AdamW as torch.optim.AdamW computes it (decoupled weight decay):
+//   p <- p (1 - lr wd)                       only for 2-D weights, as nanoGPT and llm.c
+//   m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2
+//   p <- p - (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+struct AdamWConfig {
+  float beta1 = 0.9f, beta2 = 0.99f, eps = 1e-8f, weight_decay = 0.1f;
+};
+
+class AdamW {
+ public:
+  AdamW(FlatParameters& params, AdamWConfig config);
+  void step(float lr);
+  int64_t steps() const { return t_; }
+  // State for checkpoints: first and second moments (total) and the step count.
+  Tensor m, v;
+  void set_steps(int64_t t) { t_ = t; }
+  AdamWConfig config;
+ private:
+  FlatParameters& params_;
+  std::vector<bool> decay_;  // per parameter: has >= 2 dims
+  int64_t t_ = 0;
+};
+
+// SGD with momentum (PyTorch's form: b <- mu b + g; p <- p - lr b), weight decay
+// added to the gradient of 2-D weights.
+class SGD {
+ public:
+  SGD(FlatParameters& params, float momentum, float weight_decay);
+  void step(float lr);
+  Tensor buf;
+ private:
+  FlatParameters& params_;
+  std::vector<bool> decay_;
+  float momentum_, weight_decay_;
+  bool started_ = false;
+};
+
+// Linear warmup from lr/warmup to lr over `warmup` steps, then cosine to min_lr at
+// `total` steps (step counts from 0).
+float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr);
+
+// Scales all gradients so that their global L2 norm is at most max_norm (no-op when
+// max_norm <= 0). Returns the norm before clipping.
+float clip_grad_norm(FlatParameters& params, float max_norm);
+
+}  // namespace nl
