@@ -97,6 +97,9 @@ $(BUILD)/catch_main.o: tests/catch_main.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter-out -MMD -MP,$(CXXFLAGS)) -c $< -o $@
 
+# tests that run the command-line programs find them in this build's folder
+$(TEST_OBJS): CXXFLAGS += -DNL_BUILD_DIR='"$(BUILD)"'
+
 $(TEST_BIN): $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB)
 	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
 
