@@ -38,11 +38,12 @@ void save_checkpoint(const std::string& path, const FlatParameters& params, cons
   meta["format"] = "normlab-checkpoint-1";
   meta["step"] = std::to_string(step);
   meta["optim.steps"] = std::to_string(optim.steps());
-  meta["batch_generator"] = encode_state(batch_gen.state());
+  meta["batch_generator"] = encode_state(batch_gen.state());  // extra holds "model", the model's description
   save_safetensors(path, tensors, meta);
 }
 
-CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, AdamW& optim, Generator& batch_gen) {
+CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, AdamW& optim, Generator& batch_gen,
+                               const std::string& expected_model) {
   SafetensorsFile f = load_safetensors(path);
   auto meta = [&](const std::string& key) -> const std::string& {
     auto it = f.metadata.find(key);
@@ -50,6 +51,9 @@ CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, 
     return it->second;
   };
   NL_CHECK(meta("format") == "normlab-checkpoint-1", "checkpoint ", path, ": unknown format '", meta("format"), "'");
+  if (!expected_model.empty())
+    NL_CHECK(meta("model") == expected_model, "checkpoint ", path, " was written for the model ", meta("model"),
+             ", but this run builds ", expected_model);
   // check everything before changing anything, so a bad file leaves the model intact
   auto expect = [&](const std::string& name, const Shape& shape) -> const Tensor& {
     auto it = f.tensors.find(name);

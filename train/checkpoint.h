@@ -21,8 +21,11 @@ struct CheckpointInfo {
   std::map<std::string, std::string> metadata;
 };
 
-// Restores parameters, optimizer state and generator state in place.
-CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, AdamW& optim, Generator& batch_gen);
+// Restores parameters, optimizer state and generator state in place. When
+// expected_model is given, the checkpoint's "model" metadata must equal it (checked
+// first, so a checkpoint of another model is named as such rather than by a tensor).
+CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, AdamW& optim, Generator& batch_gen,
+                               const std::string& expected_model = "");
 
 std::string encode_state(const std::vector<uint64_t>& words);  // "w0,w1,w2,w3"
 std::vector<uint64_t> decode_state(const std::string& text, const std::string& what);

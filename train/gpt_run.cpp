@@ -89,14 +89,14 @@ std::string fmt_eta(double seconds) {
   return buf;
 }
 
-// Rows of an existing log up to (not including) `step`, for a resumed run.
+// Rows of an existing log up to and including `step` (the checkpoint's), for a resumed run.
 std::vector<std::string> log_rows_before(const std::string& path, int64_t step, std::string& header) {
   std::vector<std::string> rows;
   std::ifstream in(path);
   std::string line;
   if (!std::getline(in, header)) return rows;
   while (std::getline(in, line))
-    if (std::atoll(line.c_str()) < step) rows.push_back(line);
+    if (std::atoll(line.c_str()) <= step) rows.push_back(line);  // rows hold the step just done
   return rows;
 }
 
@@ -133,12 +133,9 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   if (c.resume) {
     NL_CHECK(fs::exists(ckpt), "--resume: no checkpoint at ", ckpt);
     {
-      // load_checkpoint checks the whole file before it changes the live objects
-      CheckpointInfo info = load_checkpoint(ckpt, flat, optim, batcher.generator());
-      auto it = info.metadata.find("model");
-      NL_CHECK(it != info.metadata.end() && it->second == model_json(c.model), "--resume: checkpoint ", ckpt,
-               " was written for the model ", it == info.metadata.end() ? "?" : it->second, ", not ",
-               model_json(c.model));
+      // load_checkpoint checks the whole file, the model description first, before it
+      // changes the live objects
+      CheckpointInfo info = load_checkpoint(ckpt, flat, optim, batcher.generator(), model_json(c.model));
       start_step = info.step;
     }
     NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);

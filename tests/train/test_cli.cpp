@@ -1,0 +1,243 @@
+// Tests of the train_gpt command line (train/cli/train_gpt.cpp), run as a program: each
+// kind of bad input prints exactly one line on stderr naming the problem and exits with
+// code 2, leaving the files already in --out as they were; --help exits 0 and lists the
+// flags. `make test` builds the program first; NL_BUILD_DIR names this build's folder.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+#ifndef NL_BUILD_DIR
+#define NL_BUILD_DIR "build/release"
+#endif
+
+namespace {
+
+const std::string kProgram = NL_BUILD_DIR "/train_gpt";
+const char* kFortunes = "/usr/share/games/fortunes";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() / ("normlab_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string sub(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = read_bytes(e.path().string());
+  return files;
+}
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs train_gpt with the given arguments (no shell metacharacters in them), stdout and
+// stderr captured to files in `scratch`.
+Result run(const std::string& args, const TempDir& scratch) {
+  const std::string out = scratch.sub("stdout.txt"), err = scratch.sub("stderr.txt");
+  const std::string cmd = kProgram + " " + args + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_bytes(out);
+  r.err = read_bytes(err);
+  return r;
+}
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// Small model flags: every successful run is a few milliseconds.
+const std::string kTiny =
+    "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 1 --eval-batches 1 --threads 1 --quiet";
+
+// A bad invocation: exit code 2, one line on stderr holding every needle, and every file
+// in out_dir (which holds a log.csv of known content) unchanged, nothing added.
+void expect_error(const std::string& args, const std::string& out_dir, const std::vector<std::string>& needles,
+                  const TempDir& scratch) {
+  const auto before = snapshot(out_dir);
+  Result r = run("--out " + out_dir + " " + args, scratch);
+  INFO("train_gpt " << args << "\nexit " << r.code << "\nstderr: " << r.err << "stdout: " << r.out);
+  CHECK(r.code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(!r.err.empty());
+  if (!r.err.empty()) CHECK(r.err.back() == '\n');
+  for (const auto& n : needles) CHECK_THAT(r.err, Contains(n));
+  CHECK(snapshot(out_dir) == before);
+}
+
+struct Fixture {
+  TempDir tmp;
+  std::string out;
+  Fixture() : out(tmp.sub("out")) {
+    fs::create_directories(out);
+    write_bytes(out + "/log.csv", "step,train_loss\n1,9.99\n");
+  }
+};
+
+bool program_built() {
+  if (fs::exists(kProgram)) return true;
+  FAIL_CHECK(kProgram << " is not built (make " << kProgram << ")");
+  return false;
+}
+
+bool have_fortunes() {
+  if (fs::is_directory(kFortunes)) return true;
+  WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
+  if (!program_built()) return;
+  TempDir tmp;
+  Result r = run("--help", tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  for (const char* flag : {"--norm", "--layers", "--dim", "--heads", "--seq", "--batch", "--steps", "--lr", "--data",
+                           "--out", "--resume", "--stop-after", "--seed", "--threads"})
+    CHECK_THAT(r.out, Contains(flag));
+  // the norm flag's help names the choices
+  CHECK_THAT(r.out, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
+  // --help wins over the other flags: it trains nothing and writes nothing
+  const std::string out = tmp.sub("out");
+  Result r2 = run("--out " + out + " --steps 3 --help", tmp);
+  CHECK(r2.code == 0);
+  CHECK_THAT(r2.out, Contains("--norm"));
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("train_gpt cli: an unknown --norm names the valid ones", "[cli]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--norm layernorm " + kTiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"},
+               f.tmp);
+}
+
+TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--layers 1 --dim 30 --heads 4 --steps 1 --threads 1", f.out, {"30", "heads"}, f.tmp);
+}
+
+TEST_CASE("train_gpt cli: missing data says how to install it", "[cli]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--data /nonexistent/fortunes --steps 1 " + kTiny, f.out, {"/nonexistent/fortunes", "apt-get install fortunes"},
+               f.tmp);
+}
+
+TEST_CASE("train_gpt cli: an unknown flag is named", "[cli]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
+  expect_error("--bogus=3 --steps 1", f.out, {"--bogus"}, f.tmp);
+  expect_error("--steps 1 stray", f.out, {"stray"}, f.tmp);
+}
+
+TEST_CASE("train_gpt cli: malformed numbers and missing values are named", "[cli]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--steps 12x", f.out, {"--steps", "12x"}, f.tmp);
+  expect_error("--lr abc --steps 1", f.out, {"--lr", "abc"}, f.tmp);
+  expect_error("--dim=", f.out, {"--dim"}, f.tmp);
+  expect_error("--steps 1 --batch", f.out, {"--batch"}, f.tmp);  // the value is missing
+  expect_error("--steps 0 " + kTiny, f.out, {"--steps"}, f.tmp);
+  expect_error("--quiet=1 --steps 1", f.out, {"--quiet"}, f.tmp);  // a switch takes no value
+}
+
+TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched checkpoint", "[cli]") {
+  if (!program_built() || !have_fortunes()) return;
+  TempDir tmp;
+  // a good run to start from: two-step schedule stopped after one step
+  const std::string good = tmp.sub("good");
+  {
+    Result r = run("--steps 2 --stop-after 1 " + kTiny + " --out " + good, tmp);
+    INFO("stderr: " << r.err << "\nstdout: " << r.out);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK(fs::exists(good + "/config.json"));
+    CHECK(fs::exists(good + "/log.csv"));
+  }
+  const std::string ckpt = read_bytes(good + "/checkpoint.safetensors");
+  REQUIRE(ckpt.size() > 100);
+  int copies = 0;
+  auto copy = [&]() {
+    const std::string d = tmp.sub("case" + std::to_string(copies++));
+    fs::copy(good, d, fs::copy_options::recursive);
+    return d;
+  };
+  const std::string resume = "--resume --steps 2 ";
+
+  SECTION("truncated") {
+    const std::string d = copy();
+    write_bytes(d + "/checkpoint.safetensors", ckpt.substr(0, ckpt.size() / 2));
+    expect_error(resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
+  }
+  SECTION("header garbage") {
+    const std::string d = copy();
+    std::string bytes = ckpt;
+    for (size_t i = 8; i < 40; ++i) bytes[i] = '\x01';
+    write_bytes(d + "/checkpoint.safetensors", bytes);
+    expect_error(resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
+  }
+  SECTION("mismatched --dim") {
+    const std::string d = copy();
+    expect_error(resume + kTiny + " --dim 24", d, {"checkpoint.safetensors", "16", "24"}, tmp);
+  }
+  SECTION("mismatched --norm, same shapes") {
+    const std::string d = copy();
+    expect_error(resume + kTiny + " --norm cbwc", d, {"checkpoint.safetensors", "cbwc"}, tmp);
+  }
+  SECTION("mismatched --norm, other parameters") {
+    const std::string d = copy();
+    expect_error(resume + kTiny + " --norm bhyt", d, {"checkpoint.safetensors", "norm", "bhyt"}, tmp);
+  }
+  SECTION("no checkpoint to resume from") {
+    Fixture f;
+    expect_error(resume + kTiny, f.out, {"checkpoint"}, tmp);
+  }
+  SECTION("the good one resumes, exit 0") {
+    const std::string d = copy();
+    Result r = run(resume + kTiny + " --out " + d, tmp);
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK_THAT(r.out, Contains("2 steps"));
+    CHECK(fs::exists(d + "/sample.txt"));
+  }
+}
