@@ -14,6 +14,25 @@ bool grad_enabled() { return g_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
 
+// Dropping the last reference to a graph would destroy Node -> input VarImpl -> Node ...
+// recursively, one stack frame per op, which overflows on chains of ~100k ops. Instead
+// every node this one alone keeps alive is detached onto a worklist and destroyed
+// after its own inputs were taken away, so each destructor does constant work.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  auto detach_inputs = [&pending](Node& n) {
+    for (auto& in : n.inputs)
+      if (in && in.use_count() == 1 && in->node) pending.push_back(std::move(in->node));
+    n.inputs.clear();
+  };
+  detach_inputs(*this);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    if (n.use_count() == 1) detach_inputs(*n);
+  }
+}
+
 Var::Var(Tensor value, bool requires_grad) : impl_(std::make_shared<VarImpl>()) {
   impl_->value = std::move(value);
   impl_->requires_grad = requires_grad;

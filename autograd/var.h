@@ -27,6 +27,7 @@ struct VarImpl {
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_out)>;
 
 struct Node {
+  ~Node();  // unlinks its inputs iteratively: a long chain must not recurse once per op
   std::string op;                                // "matmul", "layernorm", ...: named in errors, read by graph walks
   std::vector<std::shared_ptr<VarImpl>> inputs;
   BackwardFn backward;                           // empty after it ran (saved tensors freed)

@@ -3,6 +3,7 @@
 // given denominator that the block-level approximation uses. Derivation: docs/norms/bhyt.md.
 #include <cmath>
 
+#include "tensor/cpu/fast_math.h"
 #include "tensor/cpu/norms_common.h"
 #include "tensor/norms.h"
 
@@ -30,7 +31,7 @@ BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lam
     const double mu = norms::row_mean(xr, C);
     const double sigma = std::sqrt(norms::row_var(xr, C, mu) + (double)eps);
     const float scale = (float)((double)lam / ((double)kappa * sigma + std::fabs(mu)));
-    for (int64_t c = 0; c < C; ++c) yr[c] = g[c] * std::tanh(scale * xr[c]);
+    for (int64_t c = 0; c < C; ++c) yr[c] = g[c] * fast::tanh(scale * xr[c]);
     pmean[n] = (float)mu;
     psigma[n] = (float)sigma;
   }
@@ -76,8 +77,9 @@ BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, 
       const double D = (double)kappa * sg + std::fabs(m);
       const float scale = (float)((double)lam / D);
       double S = 0.0, sum_d = 0.0;
+#pragma omp simd reduction(+ : S, sum_d)
       for (int64_t c = 0; c < C; ++c) {
-        const float t = std::tanh(scale * xr[c]);
+        const float t = fast::tanh(scale * xr[c]);
         const float a = dyr[c] * g[c] * (1.0f - t * t);
         dxr[c] = a;
         S += (double)a * xr[c];
@@ -116,7 +118,7 @@ Tensor bhyt_denom_forward(const Tensor& x, const Tensor& denom, const Tensor& ga
 #pragma omp parallel for schedule(static) if (N * C > kParallelGrain)
   for (int64_t n = 0; n < N; ++n) {
     const float scale = (float)((double)lam / pden[n]);
-    for (int64_t c = 0; c < C; ++c) py[n * C + c] = g[c] * std::tanh(scale * px[n * C + c]);
+    for (int64_t c = 0; c < C; ++c) py[n * C + c] = g[c] * fast::tanh(scale * px[n * C + c]);
   }
   return y;
 }
@@ -152,8 +154,9 @@ BHyTDenomGrads bhyt_denom_backward(const Tensor& dy, const Tensor& x, const Tens
       const double D = pden[n];
       const float scale = (float)((double)lam / D);
       double S = 0.0;
+#pragma omp simd reduction(+ : S)
       for (int64_t c = 0; c < C; ++c) {
-        const float t = std::tanh(scale * xr[c]);
+        const float t = fast::tanh(scale * xr[c]);
         const float a = dyr[c] * g[c] * (1.0f - t * t);
         dxr[c] = scale * a;
         S += (double)a * xr[c];

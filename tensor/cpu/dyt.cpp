@@ -2,6 +2,7 @@
 // with no row statistics. Derivation: docs/norms/dyt.md.
 #include <cmath>
 
+#include "tensor/cpu/fast_math.h"
 #include "tensor/cpu/norms_common.h"
 #include "tensor/norms.h"
 
@@ -22,7 +23,7 @@ Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, co
   float* py = y.data();
 #pragma omp parallel for schedule(static) if (N * C > kParallelGrain)
   for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) py[n * C + c] = g[c] * std::tanh(a * px[n * C + c]) + b[c];
+    for (int64_t c = 0; c < C; ++c) py[n * C + c] = g[c] * fast::tanh(a * px[n * C + c]) + b[c];
   return y;
 }
 
@@ -53,8 +54,9 @@ DyTGrads dyt_backward(const Tensor& dy, const Tensor& x, const Tensor& alpha, co
       const float *xr = px + n * C, *dyr = pdy + n * C;
       float* dxr = pdx + n * C;
       double row_alpha = 0.0;
+#pragma omp simd reduction(+ : row_alpha)
       for (int64_t c = 0; c < C; ++c) {
-        const float t = std::tanh(a * xr[c]);
+        const float t = fast::tanh(a * xr[c]);
         const float du = dyr[c] * g[c] * (1.0f - t * t);
         dxr[c] = a * du;
         row_alpha += (double)du * xr[c];

@@ -70,6 +70,7 @@ LayerNormGrads layernorm_backward(const Tensor& dy, const Tensor& x, const Tenso
       const double rs = prstd[n];
       // reductions: sum d, sum g, sum g * d
       double sum_d = 0.0, sum_g = 0.0, sum_gd = 0.0;
+#pragma omp simd reduction(+ : sum_d, sum_g, sum_gd)
       for (int64_t c = 0; c < C; ++c) {
         const double d = (double)xr[c] - m;
         const double gc = (double)dyr[c] * g[c];

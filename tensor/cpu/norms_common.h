@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "tensor/cpu/check.h"
@@ -43,6 +44,7 @@ inline void check_same_shape(const char* op, const char* name, const Tensor& t, 
 // mu = (1/C) sum x_c, summed in double.
 inline double row_mean(const float* x, int64_t C) {
   double s = 0.0;
+#pragma omp simd reduction(+ : s)
   for (int64_t c = 0; c < C; ++c) s += x[c];
   return s / (double)C;
 }
@@ -52,8 +54,9 @@ inline double row_mean(const float* x, int64_t C) {
 // with mean 1e3 and std 1e-1 in float, and half of them in double).
 inline double row_var(const float* x, int64_t C, double mu) {
   double s = 0.0;
+#pragma omp simd reduction(+ : s)
   for (int64_t c = 0; c < C; ++c) {
-    double d = (double)x[c] - mu;
+    const double d = (double)x[c] - mu;
     s += d * d;
   }
   return s / (double)C;

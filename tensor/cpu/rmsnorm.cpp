@@ -25,6 +25,7 @@ RMSNormForward rmsnorm_forward(const Tensor& x, const Tensor& gamma, const Tenso
     const float* xr = px + n * C;
     float* yr = py + n * C;
     double ss = 0.0;
+#pragma omp simd reduction(+ : ss)
     for (int64_t c = 0; c < C; ++c) ss += (double)xr[c] * xr[c];
     const double rs = 1.0 / std::sqrt(ss / (double)C + (double)eps);
     for (int64_t c = 0; c < C; ++c) yr[c] = (float)(xr[c] * rs) * g[c];
@@ -64,6 +65,7 @@ RMSNormGrads rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& g
       float* dxr = pdx + n * C;
       const double rs = prstd[n];
       double sum_gx = 0.0;
+#pragma omp simd reduction(+ : sum_gx)
       for (int64_t c = 0; c < C; ++c) sum_gx += (double)dyr[c] * g[c] * xr[c];
       const double mean_gxhat = rs * sum_gx / (double)C;
       for (int64_t c = 0; c < C; ++c) {
