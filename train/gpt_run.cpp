@@ -155,6 +155,7 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     kept_rows = log_rows_before(log_path, start_step, old_header);
   }
   std::ofstream log(log_path, std::ios::trunc);
+  log.precision(9);  // enough digits to compare runs (ln vs cbwc, resume) exactly
   log << header << "\n";
   for (const auto& r : kept_rows) log << r << "\n";
 
