@@ -4,6 +4,7 @@
 #   make test-asan  the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks (medians and ratios, never pass/fail)
 #   make demo       the main job: train the demo GPT with the five norms and compare them
+#   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend), DEBUG=1 (-O0 -g), THREADS=N for demo/bench.
 
 SHELL := /bin/bash
@@ -63,7 +64,7 @@ TEST_SRCS := $(wildcard tests/*/*.cpp)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/run_tests
 
-.PHONY: all info deps test test-asan bench demo demo-run clean
+.PHONY: all info deps test test-asan bench demo demo-vit clean
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
@@ -120,6 +121,10 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
 	@bash scripts/demo.sh $(BUILD)
+
+demo-vit: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
+	@bash scripts/demo_vit.sh $(BUILD)
 
 clean:
 	rm -rf build
