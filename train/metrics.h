@@ -1,0 +1,23 @@
+// Statistics of activations used by the regime and depth studies.
+#pragma once
+#include <array>
+
+#include "tensor/tensor.h"
+
+namespace nl {
+
+// Fractions of |v| above 1, 2 and 3 over all elements of `pre_tanh` (a tanh's
+// argument, e.g. alpha * x for DyT): the saturation of the tanh. For v ~ N(0, s^2) the
+// fraction above t is 2 (1 - Phi(t / s)).
+std::array<double, 3> saturation_fractions(const Tensor& pre_tanh);
+
+// Effective rank of a matrix X (n, d) (Roy and Vetterli, 2007): exp of the entropy of
+// its singular values normalised to sum to 1. A matrix with k equal non-zero singular
+// values has effective rank k. The singular values come from the eigenvalues of the
+// Gram matrix X^T X (d x d, in double), found by cyclic Jacobi rotations.
+double effective_rank(const Tensor& x);
+
+// Singular values of X (n, d), largest first (exposed for tests).
+std::vector<double> singular_values(const Tensor& x);
+
+}  // namespace nl
