@@ -6,8 +6,11 @@
 
 namespace nl {
 
-Block::Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm_, int layers, Generator& gen)
-    : norm(norm_) {
+Block::Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm_, int layers, Generator& gen,
+             float dropout_, Generator* dropout_gen_)
+    : norm(norm_), dropout(dropout_), dropout_gen(dropout_gen_) {
+  NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "block: dropout must lie in [0, 1), got ", dropout);
+  NL_CHECK(dropout == 0.0f || dropout_gen, "block: dropout ", dropout, " needs a generator for its masks");
   // GPT-2: the projections that write into the residual stream start smaller, by
   // 1/sqrt(2L), so the stream's variance does not grow with depth at initialisation.
   const float proj_std = 0.02f / std::sqrt(2.0f * (float)layers);
@@ -18,9 +21,14 @@ Block::Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm_, i
   mlp = register_module("mlp", std::make_shared<MLP>(dim, gen, proj_std, cbwc));
 }
 
+Var Block::residual(const Var& x, const Var& branch) const {
+  if (dropout == 0.0f) return ag::add(x, branch);
+  return ag::add(x, ag::dropout(branch, dropout, training(), *dropout_gen));
+}
+
 Var Block::forward(const Var& x) const {
-  Var h = ag::add(x, attn->forward(ln1->forward(x)));
-  if (norm.name != "bhyt") return ag::add(h, mlp->forward(ln2->forward(h)));
+  Var h = residual(x, attn->forward(ln1->forward(x)));
+  if (norm.name != "bhyt") return residual(h, mlp->forward(ln2->forward(h)));
 
   const auto& site1 = static_cast<const BHyT&>(*ln1);
   const auto& site2 = static_cast<const BHyT&>(*ln2);
@@ -32,7 +40,7 @@ Var Block::forward(const Var& x) const {
   Var spread = ag::sqrt(ag::add_scalar(var1, c_attn * lambda1 * lambda1 / (kappa * kappa) + site1.eps));
   Var denom = ag::add(ag::mul_scalar(spread, kappa), ag::abs(mu1));          // (B, T, 1)
   denom = ag::reshape(denom, {x.shape()[0], x.shape()[1]});
-  return ag::add(h, mlp->forward(site2.forward_with_denom(h, denom)));
+  return residual(h, mlp->forward(site2.forward_with_denom(h, denom)));
 }
 
 }  // namespace nl

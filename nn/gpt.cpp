@@ -11,6 +11,7 @@ void GPTConfig::validate() const {
   NL_CHECK(vocab > 0 && layers > 0 && dim > 0 && heads > 0 && context > 0,
            "gpt config: vocab, layers, dim, heads and context must be positive");
   NL_CHECK(dim % heads == 0, "gpt config: --dim ", dim, " is not divisible by --heads ", heads);
+  NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "gpt config: --dropout must lie in [0, 1), got ", dropout);
   NL_CHECK(norm.bhyt_p > 0.0f && norm.bhyt_p < 1.0f, "gpt config: --bhyt-p must lie in (0, 1), got ", norm.bhyt_p);
 }
 
@@ -20,7 +21,8 @@ GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
   wpe = register_module("wpe", std::make_shared<Embedding>(c.context, c.dim, gen));
   for (int64_t l = 0; l < c.layers; ++l)
     blocks.push_back(register_module("blocks." + std::to_string(l),
-                                     std::make_shared<Block>(c.dim, c.heads, true, c.norm, (int)c.layers, gen)));
+                                     std::make_shared<Block>(c.dim, c.heads, true, c.norm, (int)c.layers, gen,
+                                                             c.dropout, &dropout_gen)));
   ln_f = register_module("ln_f", make_norm(c.norm, c.dim));
 }
 

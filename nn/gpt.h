@@ -4,6 +4,8 @@
 // the attention out-projection and MLP down-projection of every block are CBWC
 // linears, and every norm site is RMSNorm + beta: the residual stream stays zero-mean,
 // so each RMSNorm equals the LayerNorm it replaces.
+// With dropout p > 0 every block drops elements of its attention and MLP outputs in
+// training mode (masks from dropout_gen); p is not part of the model's description.
 #pragma once
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@ namespace nl {
 struct GPTConfig {
   int64_t vocab = 256, layers = 4, dim = 128, heads = 4, context = 64;
   NormConfig norm;
+  float dropout = 0.0f;  // on the attention and MLP branch outputs, training mode only
   void validate() const;  // throws naming the bad field
 };
 
@@ -33,6 +36,7 @@ class GPT : public Module {
   std::shared_ptr<Embedding> wte, wpe;
   std::vector<std::shared_ptr<Block>> blocks;
   std::shared_ptr<Norm> ln_f;
+  Generator dropout_gen;  // draws the dropout masks; seed it for a run (gpt_run seeds it)
 
  private:
   mutable std::vector<float> residual_rms_;

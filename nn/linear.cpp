@@ -12,12 +12,12 @@ Linear::Linear(int64_t in, int64_t out, bool with_bias, Generator& gen, float in
 
 // V = W - 1 (1^T W) / m: subtract from each column its mean over the m outputs
 Var Linear::effective_weight() const {
-  if (!centred_) return weight;
+  if (!centred_ || folded_) return weight;
   return ag::sub(weight, ag::mean(weight, {0}, true));
 }
 
 Var Linear::effective_bias() const {
-  if (!centred_ || !bias.defined()) return bias;
+  if (!centred_ || folded_ || !bias.defined()) return bias;
   return ag::sub(bias, ag::mean(bias, {0}, true));
 }
 

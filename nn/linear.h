@@ -3,6 +3,9 @@
 //   V = W - mean over outputs of W (each column of W made zero-sum),  c = b - mean(b),
 // recomputed from the free parameters W, b at every step, so gradients flow through
 // the projection. Then every output row is zero-mean over its `out` features.
+// With `folded` also set, W and b already hold V and c (a model folded for inference,
+// nn/fold.h): the forward uses them as they are and skips the centring. Only for
+// inference: training such a layer would let W leave the constraint.
 #pragma once
 #include "nn/module.h"
 #include "tensor/random.h"
@@ -18,10 +21,13 @@ class Linear : public Module {
   Var effective_bias() const;
   bool centred() const { return centred_; }
   void set_centred(bool on) { centred_ = on; }
+  bool folded() const { return folded_; }
+  void set_folded(bool on) { folded_ = on; }
   int64_t in_features, out_features;
   Var weight, bias;  // bias undefined when built without one
  private:
   bool centred_;
+  bool folded_ = false;
 };
 
 class Embedding : public Module {

@@ -109,7 +109,8 @@ std::string GPTRunConfig::to_json() const {
      << ", \"clip\": " << clip << ", \"beta1\": " << beta1 << ", \"beta2\": " << beta2 << ",\n  \"seed\": " << seed
      << ", \"eval_every\": " << eval_every << ", \"eval_batches\": " << eval_batches
      << ", \"eval_batch_size\": " << eval_batch_size << ", \"train_bytes\": " << train_bytes
-     << ", \"threads\": " << threads << ",\n  \"data_dir\": \"" << data_dir << "\"\n}\n";
+     << ", \"threads\": " << threads << ", \"dropout\": " << model.dropout << ",\n  \"data_dir\": \"" << data_dir
+     << "\"\n}\n";
   return os.str();
 }
 
@@ -122,6 +123,7 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   NL_CHECK((int64_t)data.val.size() > T, "validation text of ", data.val.size(), " bytes is too short for --seq ", T);
   Generator init_gen(c.seed);
   GPT model(c.model, init_gen);
+  model.dropout_gen.manual_seed(c.seed + 4);
   FlatParameters flat = flatten_parameters(model);
   AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
   TextBatcher batcher(data.train, T, c.seed + 1);
@@ -137,6 +139,9 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
       // changes the live objects
       CheckpointInfo info = load_checkpoint(ckpt, flat, optim, batcher.generator(), model_json(c.model));
       start_step = info.step;
+      auto dropout_state = info.metadata.find("dropout_generator");
+      if (dropout_state != info.metadata.end())
+        model.dropout_gen.set_state(decode_state(dropout_state->second, "dropout_generator"));
     }
     NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);
   }
@@ -213,7 +218,9 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   log.flush();
 
   save_checkpoint(ckpt, flat, optim, result.steps_done, batcher.generator(),
-                  {{"model", model_json(c.model)}, {"config", c.to_json()}});
+                  {{"model", model_json(c.model)},
+                   {"config", c.to_json()},
+                   {"dropout_generator", encode_state(model.dropout_gen.state())}});
   if (result.steps_done == c.steps) {
     std::ofstream sample(c.out_dir + "/sample.txt");
     sample << sample_text(model, c.sample_bytes, c.temperature, c.top_k, c.seed + 3);

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   args.add("--dyt-alpha0", "0.5", "DyT's initial alpha");
   args.add("--bhyt-lambda", "1.0", "BHyT's initial lambda");
   args.add("--bhyt-p", "0.99", "BHyT's target probability p (kappa = 1/sqrt(1-p))");
+  args.add("--dropout", "0", "dropout on the attention and MLP outputs, training only (0: none)");
   args.add("--data", "/usr/share/games/fortunes", "directory of the fortunes text");
   args.add("--out", "runs/gpt", "output directory");
   args.add_switch("--resume", "continue from DIR/checkpoint.safetensors");
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     c.model.norm.dyt_alpha0 = (float)args.real("--dyt-alpha0");
     c.model.norm.bhyt_lambda0 = (float)args.real("--bhyt-lambda");
     c.model.norm.bhyt_p = (float)args.real("--bhyt-p");
+    c.model.dropout = (float)args.real("--dropout");
     c.batch = args.integer("--batch");
     c.steps = args.integer("--steps");
     c.lr = (float)args.real("--lr");

@@ -1,0 +1,171 @@
+// bench_fold: what folding LayerNorm into CBWC + RMSNorm (nn/fold.h) buys at inference.
+//   (a) one forward pass (NoGradGuard, eval mode) of an ln GPT and of its folded cbwc
+//       form, for the `tiny` and `small` configurations of BENCHMARKS.md at batch 1 and 8
+//       and sequence 64 and 256: ms per forward, tokens/s, the speed-up, and the share
+//       of the ln forward spent in its 2L+1 LayerNorm kernels (timed alone at that shape);
+//   (b) the norm kernels alone: layernorm_forward against rmsnorm_forward with beta
+//       (tensor/norms.h) on 8192 rows of 128 to 1536 channels, with the bytes they move.
+// The folded model uses its centred weights as they are (Linear::set_folded) and pays
+// one centring of the embedding sum that the ln model does not have. The two sides of
+// every ratio run interleaved in the same repetitions; figures are medians. Nothing
+// passes or fails on time.
+//   build/release/bench_fold [--threads 2] [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nn/fold.h"
+#include "tensor/norms.h"
+#include "tensor/threads.h"
+#include "train/args.h"
+
+using namespace nl;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs each function in turn, `reps` times (fewer when a repetition would blow the
+// budget, never fewer than 5), the order rotating so that drifting clocks hit all
+// alike; a sample repeats a call until it lasts ~2 ms. Returns per function the median
+// seconds per call and the median over repetitions of t[0] / t[i].
+struct Timings {
+  std::vector<double> seconds, ratio;
+  int reps = 0;
+};
+
+Timings interleaved(const std::vector<std::function<void()>>& fns, int reps, double budget_s) {
+  const size_t n = fns.size();
+  std::vector<int> inner(n);
+  double per_rep = 0;
+  for (size_t i = 0; i < n; ++i) {
+    fns[i]();  // warm-up: caches, allocator, threads
+    const double t = std::max(seconds_of(fns[i]), 1e-7);
+    inner[i] = std::max(1, std::min(1000, (int)(2e-3 / t)));
+    per_rep += t * inner[i];
+  }
+  reps = std::max(5, std::min(reps, (int)(budget_s / per_rep)));
+  std::vector<std::vector<double>> samples(n, std::vector<double>(reps));
+  for (int r = 0; r < reps; ++r)
+    for (size_t j = 0; j < n; ++j) {
+      const size_t i = (j + (size_t)r) % n;
+      samples[i][r] = seconds_of([&] {
+                        for (int k = 0; k < inner[i]; ++k) fns[i]();
+                      }) /
+                      inner[i];
+    }
+  Timings out;
+  out.reps = reps;
+  for (size_t i = 0; i < n; ++i) {
+    out.seconds.push_back(median(samples[i]));
+    std::vector<double> q(reps);
+    for (int r = 0; r < reps; ++r) q[r] = samples[0][r] / samples[i][r];
+    out.ratio.push_back(median(q));
+  }
+  return out;
+}
+
+struct ModelConfig {
+  std::string name;
+  int64_t layers, dim, heads;
+};
+
+void bench_models(bool quick) {
+  const std::vector<ModelConfig> configs = {{"tiny", 4, 128, 4}, {"small", 6, 384, 6}};
+  const std::vector<int64_t> batches = {1, 8}, seqs = {64, 256};
+  std::printf("\n(a) inference: one forward pass of the ln GPT and of its folded cbwc form (NoGradGuard)\n");
+  std::printf("%-6s %2s %4s  %9s %9s  %9s %9s  %8s  %10s  %4s\n", "config", "B", "T", "ln ms", "fold ms", "ln tok/s",
+              "fold tok/s", "speed-up", "LN share", "reps");
+  for (const auto& mc : configs) {
+    GPTConfig c;
+    c.layers = mc.layers;
+    c.dim = mc.dim;
+    c.heads = mc.heads;
+    c.context = 256;  // room for both sequence lengths
+    c.norm.name = "ln";
+    Generator gen(1);
+    GPT ln(c, gen);
+    std::shared_ptr<GPT> folded = fold_gpt(ln, detect_gpt(ln), /*weights_folded=*/true);
+    ln.eval();
+    folded->eval();
+    NoGradGuard no_grad;
+    for (int64_t B : batches)
+      for (int64_t T : seqs) {
+        std::vector<int32_t> ids(B * T);
+        for (auto& id : ids) id = (int32_t)gen.below((uint32_t)c.vocab);
+        const Tensor x = Tensor::from_ints(ids, {B, T});
+        // the ln model's norm work alone: 2L+1 LayerNorm kernels on (B T, C)
+        const Tensor rows = gen.normal({B * T, c.dim}), gamma = Tensor::ones({c.dim}), beta = Tensor::zeros({c.dim});
+        const int sites = 2 * (int)c.layers + 1;
+        const double budget = quick ? 0.5 : (mc.name == "small" ? 4.0 : 1.5);
+        Timings t = interleaved({[&] { ln.forward(x); }, [&] { folded->forward(x); },
+                                 [&] {
+                                   for (int s = 0; s < sites; ++s) layernorm_forward(rows, gamma, beta, 1e-5f);
+                                 }},
+                                quick ? 5 : 30, budget);
+        const double tokens = (double)(B * T);
+        std::printf("%-6s %2lld %4lld  %9.3f %9.3f  %9.0f %9.0f  %+7.1f%%  %9.1f%%  %4d\n", mc.name.c_str(),
+                    (long long)B, (long long)T, 1e3 * t.seconds[0], 1e3 * t.seconds[1], tokens / t.seconds[0],
+                    tokens / t.seconds[1], 100.0 * (t.ratio[1] - 1.0), 100.0 * t.seconds[2] / t.seconds[0], t.reps);
+      }
+  }
+  std::printf("speed-up: median over repetitions of t(ln) / t(folded) - 1. LN share: time of the ln model's\n"
+              "2L+1 LayerNorm kernels alone over its whole forward: the most that a free norm could save.\n");
+}
+
+void bench_kernels(bool quick) {
+  const int64_t N = 8192;
+  std::printf("\n(b) norm kernels alone, forward, %lld rows: LayerNorm vs RMSNorm + beta\n", (long long)N);
+  std::printf("%5s  %9s %9s  %8s  %9s %9s  %4s\n", "C", "LN ms", "RMS ms", "speed-up", "LN GB/s", "RMS GB/s", "reps");
+  for (int64_t C : {128, 384, 768, 1536}) {
+    Generator gen(2);
+    const Tensor x = gen.normal({N, C}, 0.5f, 1.0f), gamma = gen.normal({C}, 1.0f, 0.1f), beta = gen.normal({C});
+    Timings t = interleaved({[&] { layernorm_forward(x, gamma, beta, 1e-5f); },
+                             [&] { rmsnorm_forward(x, gamma, beta, 1e-5f); }},
+                            quick ? 5 : 41, quick ? 0.3 : 2.0);
+    // bytes each must move: read x, write y (the per-row statistics are negligible)
+    const double bytes = 2.0 * (double)(N * C) * sizeof(float);
+    std::printf("%5lld  %9.3f %9.3f  %+7.1f%%  %9.1f %9.1f  %4d\n", (long long)C, 1e3 * t.seconds[0],
+                1e3 * t.seconds[1], 100.0 * (t.ratio[1] - 1.0), bytes / t.seconds[0] / 1e9, bytes / t.seconds[1] / 1e9,
+                t.reps);
+  }
+  std::printf("speed-up: median of t(LN) / t(RMS) - 1; GB/s: (read x + write y) / time.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  prefer_spinning_threads(argv);
+  Args args("bench_fold", "Inference speed of an ln GPT against its folded cbwc form, and LayerNorm vs RMSNorm kernels.");
+  args.add("--threads", "2", "CPU threads (OpenMP and OpenBLAS)");
+  args.add_switch("--quick", "few repetitions (a smoke test of the benchmark)");
+  try {
+    if (!args.parse(argc, argv)) return 0;
+    set_num_threads((int)args.integer("--threads"));
+    const bool quick = args.on("--quick");
+    std::printf("bench_fold: %d threads%s\n", num_threads(), quick ? ", quick" : "");
+    const auto t0 = Clock::now();
+    bench_models(quick);
+    bench_kernels(quick);
+    std::printf("\ntotal %.0f s\n", std::chrono::duration<double>(Clock::now() - t0).count());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_fold: error: %s\n", e.what());
+    return 2;
+  }
+}
