@@ -14,6 +14,7 @@
 #include "tensor/threads.h"
 #include "train/checkpoint.h"
 #include "train/optim.h"
+#include "train/sampling.h"
 #include "train/text_data.h"
 
 namespace nl {
@@ -49,37 +50,6 @@ float evaluate(GPT& model, const std::vector<std::pair<Tensor, Tensor>>& batches
   for (const auto& [x, y] : batches) total += model.loss(x, y).item();
   model.train();
   return (float)(total / (double)batches.size());
-}
-
-// Samples text one byte at a time from the model's last-position distribution,
-// restricted to the top_k most likely bytes and sharpened by the temperature.
-std::string sample_text(GPT& model, int64_t length, float temperature, int64_t top_k, uint64_t seed) {
-  NoGradGuard no_grad;
-  model.eval();
-  Generator gen(seed);
-  std::vector<int32_t> ids = {'\n'};
-  std::string out;
-  for (int64_t n = 0; n < length; ++n) {
-    const int64_t start = std::max<int64_t>(0, (int64_t)ids.size() - model.config.context);
-    std::vector<int32_t> window(ids.begin() + start, ids.end());
-    Tensor logits = model.forward(Tensor::from_ints(window, {1, (int64_t)window.size()})).value();
-    const int64_t V = model.config.vocab;
-    std::vector<float> last(logits.data() + (logits.numel() - V), logits.data() + logits.numel());
-    std::vector<int> order(V);
-    for (int i = 0; i < V; ++i) order[i] = i;
-    const int64_t k = std::clamp<int64_t>(top_k, 1, V);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) { return last[a] > last[b]; });
-    std::vector<double> p(k);
-    double total = 0;
-    for (int64_t i = 0; i < k; ++i) total += p[i] = std::exp((last[order[i]] - last[order[0]]) / temperature);
-    double u = gen.uniform() * total;
-    int64_t pick = 0;
-    while (pick + 1 < k && (u -= p[pick]) > 0) ++pick;
-    ids.push_back(order[pick]);
-    out.push_back((char)order[pick]);
-  }
-  model.train();
-  return out;
 }
 
 std::string fmt_eta(double seconds) {
