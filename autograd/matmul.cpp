@@ -9,7 +9,7 @@ namespace nl::ag {
 Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   Tensor av = a.value(), bv = b.value();
   bool ga = a.requires_grad(), gb = b.requires_grad();
-  return record("matmul", nl::matmul(av, bv, trans_a, trans_b), {a, b},
+  Var out = record("matmul", nl::matmul(av, bv, trans_a, trans_b), {a, b},
                 [av, bv, trans_a, trans_b, ga, gb](const Tensor& g) {
                   Tensor da, db;
                   if (ga) {
@@ -24,6 +24,9 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
                   }
                   return std::vector<Tensor>{da, db};
                 });
+  // graph walks (the folding detector) read which operand was used transposed
+  if (out.node()) out.node()->attrs = {(float)trans_a, (float)trans_b};
+  return out;
 }
 
 }  // namespace nl::ag
