@@ -1,0 +1,460 @@
+// bench_ops: how close the library's kernels come to what the machine can do.
+//   (a) nl::matmul against a direct cblas_sgemm call on the same buffers, for the matrix
+//       products of one training step of the `tiny` and `small` GPTs (BENCHMARKS.md);
+//   (b) memory bandwidth of copies, elementwise add and softmax against a plain memcpy;
+//   (c) forward + backward of the fused norm kernels (tensor/norms.h) against the same copy.
+// Every figure is a median over repetitions, the two sides of a ratio measured
+// interleaved in the same run. Nothing passes or fails on time.
+//   build/release/bench_ops [--threads 1,2] [--quick] [--json FILE]
+#include <cblas.h>
+#include <sys/resource.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tensor/norms.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+#include "train/args.h"
+
+using namespace nl;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_of(const std::function<void()>& f) {
+  auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Share of the cores this process got: CPU seconds used over wall seconds times
+// threads. Idle threads spin (prefer_spinning_threads), so an uncontended run sits near
+// 1.0; well below it, another process held a core and the figures of that section are
+// not to be trusted (with spinning threads, a stolen core costs whole time slices).
+class CoreShare {
+ public:
+  explicit CoreShare(int threads) : threads_(threads), wall0_(Clock::now()), cpu0_(cpu_seconds()) {}
+  double get() const {
+    const double wall = std::chrono::duration<double>(Clock::now() - wall0_).count();
+    return (cpu_seconds() - cpu0_) / (wall * threads_);
+  }
+
+ private:
+  static double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  int threads_;
+  Clock::time_point wall0_;
+  double cpu0_;
+};
+
+// Times `fns` (each one call of a kernel) interleaved: every repetition runs each of
+// them once, in an order that rotates, so drifting clocks and neighbours hit all alike.
+// A sample repeats a call `inner` times, enough to last a few milliseconds. With a
+// budget (seconds), slow groups run fewer repetitions, never fewer than 5.
+struct Timings {
+  std::vector<double> median_s;  // per function: median seconds per call
+  std::vector<double> ratio;     // per function: median over repetitions of t[0] / t[i]
+  int reps = 0;
+};
+
+Timings time_interleaved(const std::vector<std::function<void()>>& fns, int reps, double budget_s) {
+  const size_t n = fns.size();
+  std::vector<int> inner(n);
+  double per_rep = 0;
+  for (size_t i = 0; i < n; ++i) {
+    fns[i]();  // warm-up: caches, allocator, thread pool
+    const double t = std::max(seconds_of(fns[i]), 1e-7);
+    inner[i] = std::max(1, std::min(1000, (int)(4e-3 / t)));
+    per_rep += t * inner[i];
+  }
+  if (budget_s > 0) reps = std::max(std::min(reps, 5), std::min(reps, (int)(budget_s / per_rep)));
+  std::vector<std::vector<double>> samples(n, std::vector<double>(reps));
+  for (int r = 0; r < reps; ++r)
+    for (size_t j = 0; j < n; ++j) {
+      const size_t i = (j + (size_t)r) % n;
+      samples[i][r] = seconds_of([&] {
+                        for (int k = 0; k < inner[i]; ++k) fns[i]();
+                      }) /
+                      inner[i];
+    }
+  // A ratio is taken within each repetition, where both sides ran moments apart, and
+  // then its median: load that comes and goes cancels better than in a ratio of medians.
+  Timings out;
+  out.reps = reps;
+  for (size_t i = 0; i < n; ++i) {
+    out.median_s.push_back(median(samples[i]));
+    std::vector<double> q(reps);
+    for (int r = 0; r < reps; ++r) q[r] = samples[0][r] / samples[i][r];
+    out.ratio.push_back(median(q));
+  }
+  return out;
+}
+
+// A minimal JSON writer: a list of flat records.
+struct JsonRecord {
+  std::vector<std::pair<std::string, std::string>> fields;
+  JsonRecord& num(const std::string& k, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    fields.emplace_back(k, buf);
+    return *this;
+  }
+  JsonRecord& str(const std::string& k, const std::string& v) {
+    fields.emplace_back(k, "\"" + v + "\"");
+    return *this;
+  }
+  std::string dump() const {
+    std::string s = "{";
+    for (size_t i = 0; i < fields.size(); ++i)
+      s += (i ? ", \"" : "\"") + fields[i].first + "\": " + fields[i].second;
+    return s + "}";
+  }
+};
+
+std::string json_list(const std::vector<JsonRecord>& rs) {
+  std::string s = "[";
+  for (size_t i = 0; i < rs.size(); ++i) s += (i ? ",\n    " : "\n    ") + rs[i].dump();
+  return s + (rs.empty() ? "]" : "\n  ]");
+}
+
+// ---------------------------------------------------------------- (a) matmul
+
+// One product C (M, N) = op(A) @ op(B), with A stored (M, K) or, for trans_a, (K, M);
+// B stored (K, N) or, for trans_b, (N, K): the layouts nl::matmul and sgemm both read.
+struct MatmulCase {
+  std::string config, name;
+  int64_t M, N, K;
+  bool ta, tb;
+  std::string layout() const { return std::string(ta ? "T" : "N") + (tb ? "T" : "N"); }
+};
+
+// The matrix products of one training step. nn::Linear stores W (out, in) and computes
+// x W^T, so its forward is NT, its input gradient dY W is NN, and its weight gradient
+// dY^T X is TN. The NN forms of the forward shapes are listed too: they are also the
+// input-gradient products of the layer of transposed shape (fc's dX is (BT, 4C) @ (4C, C)).
+std::vector<MatmulCase> step_cases(const std::string& config, int64_t BT, int64_t C, int64_t V) {
+  return {
+      {config, "qkv", BT, 3 * C, C, false, true},
+      {config, "qkv", BT, 3 * C, C, false, false},
+      {config, "attn proj", BT, C, C, false, true},
+      {config, "attn proj", BT, C, C, false, false},
+      {config, "fc", BT, 4 * C, C, false, true},
+      {config, "fc", BT, 4 * C, C, false, false},
+      {config, "mlp proj", BT, C, 4 * C, false, true},
+      {config, "mlp proj", BT, C, 4 * C, false, false},
+      {config, "head x wte^T", BT, V, C, false, true},
+      {config, "head dX = dL wte", BT, C, V, false, false},
+      {config, "fc dW = dY^T X", 4 * C, C, BT, true, false},
+      {config, "head dwte = dL^T X", V, C, BT, true, false},
+  };
+}
+
+void bench_matmul(const std::vector<MatmulCase>& cases, int threads, int reps, std::vector<JsonRecord>& out) {
+  std::printf("\n(a) matmul, %d thread%s: GFLOP/s of nl::matmul (wrapper) and cblas_sgemm (direct), median of %d;\n"
+              "    ratio = wrapper / direct speed, the median of its value in each repetition\n",
+              threads, threads > 1 ? "s" : "", reps);
+  std::printf("%-6s %-20s %6s %6s %6s %4s %9s %9s %7s\n", "config", "product", "M", "N", "K", "op", "wrapper",
+              "direct", "ratio");
+  Generator gen(1);
+  for (const auto& c : cases) {
+    Tensor a = gen.normal(c.ta ? Shape{c.K, c.M} : Shape{c.M, c.K});
+    Tensor b = gen.normal(c.tb ? Shape{c.N, c.K} : Shape{c.K, c.N});
+    Tensor direct_out = Tensor::zeros({c.M, c.N});
+    Tensor wrapper_out;
+    auto direct = [&] {
+      cblas_sgemm(CblasRowMajor, c.ta ? CblasTrans : CblasNoTrans, c.tb ? CblasTrans : CblasNoTrans, (int)c.M,
+                  (int)c.N, (int)c.K, 1.0f, a.data(), (int)a.size(1), b.data(), (int)b.size(1), 0.0f,
+                  direct_out.data(), (int)c.N);
+    };
+    // the previous result is dropped before each call, so the allocator hands its block back
+    auto wrapper = [&] {
+      wrapper_out = Tensor();
+      wrapper_out = matmul(a, b, c.ta, c.tb);
+    };
+    // function 0 is the direct call, so ratio[1] is wrapper speed / direct speed
+    const Timings tm = time_interleaved({direct, wrapper}, reps, 0.0);
+    // both sides must have computed the same product, or the ratio means nothing
+    float max_diff = 0, max_abs = 0;
+    for (int64_t i = 0; i < c.M * c.N; ++i) {
+      max_diff = std::max(max_diff, std::fabs(wrapper_out.data()[i] - direct_out.data()[i]));
+      max_abs = std::max(max_abs, std::fabs(direct_out.data()[i]));
+    }
+    NL_CHECK(max_diff <= 1e-5f * max_abs + 1e-6f, "bench_ops: nl::matmul and sgemm disagree on ", c.name, " ",
+             c.layout(), " by ", max_diff);
+    const double flops = 2.0 * (double)c.M * (double)c.N * (double)c.K;
+    const double gw = flops / tm.median_s[1] * 1e-9, gd = flops / tm.median_s[0] * 1e-9, ratio = tm.ratio[1];
+    std::printf("%-6s %-20s %6lld %6lld %6lld %4s %9.1f %9.1f %7.3f\n", c.config.c_str(), c.name.c_str(),
+                (long long)c.M, (long long)c.N, (long long)c.K, c.layout().c_str(), gw, gd, ratio);
+    out.push_back(JsonRecord()
+                      .str("config", c.config)
+                      .str("product", c.name)
+                      .num("threads", threads)
+                      .num("M", (double)c.M)
+                      .num("N", (double)c.N)
+                      .num("K", (double)c.K)
+                      .str("layout", c.layout())
+                      .num("wrapper_gflops", gw)
+                      .num("direct_gflops", gd)
+                      .num("ratio", ratio));
+  }
+}
+
+// ---------------------------------------------------------------- (b) bandwidth
+
+// The baseline: memcpy of the buffer, split into one contiguous chunk per thread (with
+// one thread, a plain memcpy). GB/s counts bytes read plus bytes written.
+std::function<void()> chunked_memcpy(float* dst, const float* src, int64_t n) {
+  return [=] {
+#ifdef _OPENMP
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+      const int64_t lo = n * id / nt, hi = n * (id + 1) / nt;
+      std::memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+    }
+#else
+    std::memcpy(dst, src, (size_t)n * sizeof(float));
+#endif
+  };
+}
+
+struct BandwidthCase {
+  std::string name;
+  double bytes;  // read + written per call
+  std::function<void()> run;
+};
+
+// Runs the cases interleaved with the memcpy baseline (case 0) and prints GB/s and the
+// ratio to it. Slow kernels get fewer repetitions: a group is held to about this many seconds.
+constexpr double kGroupBudget = 2.5;
+
+void report_bandwidth(const std::string& section, const std::vector<BandwidthCase>& cases, int threads, int reps,
+                      std::vector<JsonRecord>& out) {
+  std::vector<std::function<void()>> fns;
+  for (const auto& c : cases) fns.push_back(c.run);
+  const Timings tm = time_interleaved(fns, reps, kGroupBudget);
+  const std::vector<double>& t = tm.median_s;
+  const int reps_done = tm.reps;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const double gbs = cases[i].bytes / t[i] * 1e-9;
+    // bandwidth ratio = (bytes_i / t_i) / (bytes_0 / t_0), per repetition
+    const double ratio = tm.ratio[i] * cases[i].bytes / cases[0].bytes;
+    std::printf("%-44s %8.1f %9.3f %8.1f %7.3f %5d\n", cases[i].name.c_str(), cases[i].bytes / 1048576.0, t[i] * 1e3,
+                gbs, ratio, reps_done);
+    out.push_back(JsonRecord()
+                      .str("section", section)
+                      .str("op", cases[i].name)
+                      .num("threads", threads)
+                      .num("mbytes", cases[i].bytes / 1048576.0)
+                      .num("ms", t[i] * 1e3)
+                      .num("gbps", gbs)
+                      .num("ratio_to_memcpy", ratio)
+                      .num("reps", reps_done));
+  }
+}
+
+// 32 MiB per float array: a copy then touches 64 MiB, twice the 32 MiB L3 of the
+// benchmark machine, so every figure is a DRAM figure.
+constexpr int64_t kElems = 8 << 20;
+
+void bench_bandwidth(int threads, int reps, std::vector<JsonRecord>& out) {
+  std::printf("\n(b) bandwidth, %d thread%s: GB/s = (bytes read + written) / median time; ratio to memcpy\n", threads,
+              threads > 1 ? "s" : "");
+  std::printf("%-44s %8s %9s %8s %7s %5s\n", "op", "MiB mv", "ms", "GB/s", "ratio", "reps");
+  Generator gen(2);
+  const double arr = (double)kElems * sizeof(float);
+  Tensor a = gen.normal({kElems}), b = gen.normal({kElems}), dst = Tensor::zeros({kElems});
+  Tensor wide = a.view({8192, 1024}).transpose(0, 1);  // a strided view: contiguous() must gather
+  Tensor rows256 = a.view({kElems / 256, 256}), rows1024 = a.view({kElems / 1024, 1024});
+  Tensor r;
+  std::vector<BandwidthCase> cases = {
+      {"memcpy (baseline, one chunk per thread)", 2 * arr, chunked_memcpy(dst.data(), a.data(), kElems)},
+      {"memcpy (single call)", 2 * arr, [&] { std::memcpy(dst.data(), a.data(), (size_t)arr); }},
+      {"Tensor::clone (contiguous)", 2 * arr, [&] { r = Tensor(); r = a.clone(); }},
+      {"contiguous() of a transposed (1024,8192) view", 2 * arr, [&] { r = Tensor(); r = wide.contiguous(); }},
+      {"add(a, b), same shape", 3 * arr, [&] { r = Tensor(); r = add(a, b); }},
+      {"softmax, rows of 256", 2 * arr, [&] { r = Tensor(); r = softmax(rows256); }},
+      {"softmax, rows of 1024", 2 * arr, [&] { r = Tensor(); r = softmax(rows1024); }},
+  };
+  report_bandwidth("bandwidth", cases, threads, reps, out);
+}
+
+// ---------------------------------------------------------------- (c) norms
+
+// Forward then backward of each fused norm on x (N, C), N * C = kElems. Bytes counted
+// per the kernels' arrays: every (N, C) array read or written is N C floats, every
+// per-row statistic N floats, every per-channel parameter or gradient C floats.
+void bench_norms(int threads, int reps, std::vector<JsonRecord>& out) {
+  std::printf("\n(c) norm kernels, forward + backward, %d thread%s; ratio to memcpy in the same run\n", threads,
+              threads > 1 ? "s" : "");
+  std::printf("%-44s %8s %9s %8s %7s %5s\n", "kernel (rows x cols)", "MiB mv", "ms", "GB/s", "ratio", "reps");
+  Generator gen(3);
+  Tensor src = gen.normal({kElems}), dst = Tensor::zeros({kElems});
+  for (int64_t C : {128, 384, 768, 1536}) {
+    const int64_t N = kElems / C;
+    Tensor x = gen.normal({N, C}, 0.5f, 2.0f), dy = gen.normal({N, C});
+    Tensor gamma = gen.normal({C}, 1.0f, 0.1f), beta = gen.normal({C}, 0.0f, 0.1f);
+    Tensor alpha = Tensor::from_vector({0.5f}, {1}), lambda = Tensor::from_vector({1.0f}, {1});
+    Tensor denom = gen.uniform({N}, 1.0f, 3.0f);
+    const float eps = 1e-5f, kappa = 10.0f;
+    const double f = sizeof(float), nc = (double)(N * C) * f, n = (double)N * f, c = (double)C * f;
+    // The results are kept in these, dropped before each call so the allocator reuses them.
+    LayerNormForward lf = layernorm_forward(x, gamma, beta, eps);
+    RMSNormForward rf = rmsnorm_forward(x, gamma, Tensor(), eps);
+    BHyTForward bf = bhyt_forward(x, gamma, lambda, kappa, eps);
+    LayerNormGrads lg;
+    RMSNormGrads rg;
+    DyTGrads dg;
+    BHyTGrads bg;
+    BHyTDenomGrads bdg;
+    Tensor y;
+    char shape[48];
+    std::snprintf(shape, sizeof shape, " (%lld x %lld)", (long long)N, (long long)C);
+    const std::string s = shape;
+    std::vector<BandwidthCase> cases = {
+        {"memcpy (baseline)", 2 * nc, chunked_memcpy(dst.data(), src.data(), N * C)},
+        // fwd: x, gamma, beta -> y, mean, rstd; bwd: dy, x, gamma, mean, rstd -> dx, dgamma, dbeta
+        {"layernorm fwd+bwd" + s, (2 * nc + 2 * c + 2 * n) + (3 * nc + c + 2 * n + 2 * c),
+         [&] {
+           lf = LayerNormForward();
+           lg = LayerNormGrads();
+           lf = layernorm_forward(x, gamma, beta, eps);
+           lg = layernorm_backward(dy, x, gamma, lf.mean, lf.rstd);
+         }},
+        // fwd: x, gamma -> y, rstd; bwd: dy, x, gamma, rstd -> dx, dgamma
+        {"rmsnorm fwd+bwd" + s, (2 * nc + c + n) + (3 * nc + c + n + c),
+         [&] {
+           rf = RMSNormForward();
+           rg = RMSNormGrads();
+           rf = rmsnorm_forward(x, gamma, Tensor(), eps);
+           rg = rmsnorm_backward(dy, x, gamma, rf.rstd, false);
+         }},
+        // fwd: x, gamma, beta -> y; bwd: dy, x, gamma -> dx, dgamma, dbeta (alpha is one float)
+        {"dyt fwd+bwd" + s, (2 * nc + 2 * c) + (3 * nc + 3 * c),
+         [&] {
+           y = Tensor();
+           dg = DyTGrads();
+           y = dyt_forward(x, alpha, gamma, beta);
+           dg = dyt_backward(dy, x, alpha, gamma);
+         }},
+        // fwd: x, gamma -> y, mean, sigma; bwd: dy, x, gamma, mean, sigma -> dx, dgamma
+        {"bhyt (exact) fwd+bwd" + s, (2 * nc + c + 2 * n) + (3 * nc + c + 2 * n + c),
+         [&] {
+           bf = BHyTForward();
+           bg = BHyTGrads();
+           bf = bhyt_forward(x, gamma, lambda, kappa, eps);
+           bg = bhyt_backward(dy, x, gamma, lambda, bf.mean, bf.sigma, kappa);
+         }},
+        // fwd: x, denom, gamma -> y; bwd: dy, x, denom, gamma -> dx, ddenom, dgamma
+        {"bhyt (given denom) fwd+bwd" + s, (2 * nc + n + c) + (3 * nc + 2 * n + 2 * c),
+         [&] {
+           y = Tensor();
+           bdg = BHyTDenomGrads();
+           y = bhyt_denom_forward(x, denom, gamma, lambda);
+           bdg = bhyt_denom_backward(dy, x, denom, gamma, lambda);
+         }},
+    };
+    report_bandwidth("norms", cases, threads, reps, out);
+  }
+}
+
+// The 1-minute load average: other processes on the cores distort every timing, so
+// the benchmark prints it beside its results.
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  return (f >> one) ? one : std::string("unknown");
+}
+
+std::vector<int> parse_int_list(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long x = std::strtol(item.c_str(), &end, 10);
+    NL_CHECK(!item.empty() && *end == '\0' && x > 0, "--threads needs positive integers separated by commas, got '",
+             s, "'");
+    v.push_back((int)x);
+  }
+  NL_CHECK(!v.empty(), "--threads is empty");
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  prefer_spinning_threads(argv);
+  Args args("bench_ops", "GFLOP/s of nl::matmul against direct sgemm, and GB/s of copies, add, softmax and the norm "
+                         "kernels against memcpy.");
+  args.add("--threads", "1,2", "thread counts to run, comma separated");
+  args.add("--reps", "15", "timed repetitions per kernel (the median is reported)");
+  args.add_switch("--quick", "5 repetitions instead of --reps");
+  args.add("--json", "", "also write the numbers to this JSON file");
+  try {
+    if (!args.parse(argc, argv)) return 0;
+    const std::vector<int> thread_counts = parse_int_list(args.str("--threads"));
+    const int reps = args.on("--quick") ? 5 : (int)args.integer("--reps");
+    NL_CHECK(reps > 0, "--reps must be positive");
+    std::printf("bench_ops: medians of %d repetitions; thread counts:", reps);
+    for (int t : thread_counts) std::printf(" %d", t);
+    std::printf("; load average %s\n", load_average().c_str());
+
+    // tiny: L4 C128 T64 B16; small: L6 C384 T256 B8; byte vocabulary V = 256
+    std::vector<MatmulCase> cases = step_cases("tiny", 16 * 64, 128, 256);
+    for (const auto& c : step_cases("small", 8 * 256, 384, 256)) cases.push_back(c);
+
+    std::vector<JsonRecord> mm, bw;
+    std::vector<JsonRecord> shares;
+    auto section = [&](const std::string& name, int t, const std::function<void()>& run) {
+      CoreShare share(t);
+      run();
+      const double s = share.get();
+      std::printf("    cores held by this process during (%s): %.0f %%%s\n", name.c_str(), 100 * s,
+                  s < 0.9 ? "  <- another process took a core: rerun for trustworthy figures" : "");
+      shares.push_back(JsonRecord().str("section", name).num("threads", t).num("core_share", s));
+    };
+    for (int t : thread_counts) {
+      set_num_threads(t);
+      NL_CHECK(num_threads() == t, "asked for ", t, " threads, OpenMP gives ", num_threads());
+      section("a", t, [&] { bench_matmul(cases, t, reps, mm); });
+      section("b", t, [&] { bench_bandwidth(t, reps, bw); });
+      section("c", t, [&] { bench_norms(t, reps, bw); });
+    }
+    if (!args.str("--json").empty()) {
+      std::ofstream js(args.str("--json"));
+      NL_CHECK(js.good(), "cannot write --json file ", args.str("--json"));
+      js << "{\n  \"benchmark\": \"bench_ops\",\n  \"reps\": " << reps << ",\n  \"threads\": [";
+      for (size_t i = 0; i < thread_counts.size(); ++i) js << (i ? ", " : "") << thread_counts[i];
+      js << "],\n  \"load_average_at_end\": \"" << load_average() << "\",\n  \"matmul\": " << json_list(mm)
+         << ",\n  \"bandwidth\": " << json_list(bw) << ",\n  \"core_share\": " << json_list(shares) << "\n}\n";
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_ops: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
