@@ -1,0 +1,55 @@
+// ViT (Dosovitskiy et al. 2021, "An Image is Worth 16x16 Words") for small grey images:
+//   patches  (B, C, H, W) -> (B, N, C p p), N = (H / p) (W / p), patch k = row-major over
+//            the grid of p x p squares, its pixels in (channel, row, column) order
+//   tokens   [cls_token ; patches W_patch^T + b_patch] + pos_embed      (B, N + 1, dim)
+//   L pre-norm blocks with non-causal attention (nn/block.h), a final norm, and a linear
+//   head on the class token (token 0): logits (B, classes).
+// For `cbwc` the token sum is centred over channels once, as in nn/gpt.cpp; the blocks
+// then keep the stream zero-mean, so each RMSNorm + beta equals the LayerNorm it replaces.
+// Init: normal(0, 0.02) for the patch projection, cls_token and pos_embed (the blocks
+// as nn/block.cpp), biases 0, and the head weight 0 as in the ViT paper, so a fresh
+// model predicts the uniform distribution (loss ln 10).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "nn/block.h"
+
+namespace nl {
+
+struct ViTConfig {
+  int64_t image = 28, channels = 1, patch = 7, classes = 10;
+  int64_t layers = 4, dim = 48, heads = 4;
+  NormConfig norm;
+  int64_t patches() const { return (image / patch) * (image / patch); }
+  void validate() const;  // throws naming the bad field
+};
+
+// (B, C, H, W) -> (B, (H/p)(W/p), C p p) by reshape and permute: differentiable, and a
+// plain view-and-copy when the input needs no gradient.
+Var patchify(const Var& images, int64_t p);
+
+class ViT : public Module {
+ public:
+  ViT(const ViTConfig& config, Generator& gen);
+  // images float32 (B, channels, image, image) -> logits (B, classes)
+  Var forward(const Var& images) const;
+  // mean cross-entropy against labels int32 (B)
+  Var loss(const Var& images, const Tensor& labels) const;
+  // RMS of the residual stream entering each block and leaving the last (L + 1
+  // values), from the most recent forward.
+  const std::vector<float>& residual_rms() const { return residual_rms_; }
+
+  ViTConfig config;
+  std::shared_ptr<Linear> patch;   // (dim, channels p p)
+  Var cls_token;                   // (dim)
+  Var pos_embed;                   // (N + 1, dim)
+  std::vector<std::shared_ptr<Block>> blocks;
+  std::shared_ptr<Norm> ln_f;
+  std::shared_ptr<Linear> head;    // (classes, dim)
+
+ private:
+  mutable std::vector<float> residual_rms_;
+};
+
+}  // namespace nl

@@ -1,0 +1,347 @@
+// Tests of the train_vit command line (train/cli/train_vit.cpp), run as a program on a
+// small Fashion-MNIST look-alike that the test writes (so they need neither the package
+// nor more than a fraction of a second per run): bad input prints one line on stderr
+// and exits with code 2 leaving --out as it was; --help lists the flags; a tiny run
+// writes its files; a resumed run continues exactly.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+#ifndef NL_BUILD_DIR
+#define NL_BUILD_DIR "build/release"
+#endif
+
+namespace {
+
+const std::string kProgram = NL_BUILD_DIR "/train_vit";
+const std::string kCompare = NL_BUILD_DIR "/compare_vit";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() / ("normlab_vitcli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string sub(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = read_bytes(e.path().string());
+  return files;
+}
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back((char)(uint8_t)(v >> shift));
+}
+
+void write_gz(const std::string& path, const std::string& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  REQUIRE(gzwrite(f, bytes.data(), (unsigned)bytes.size()) == (int)bytes.size());
+  REQUIRE(gzclose(f) == Z_OK);
+}
+
+// n images whose class k is drawn as a bright square at a class-specific place, so a
+// tiny model has something to learn; labels i % 10.
+void write_fake_set(const std::string& dir, const std::string& prefix, uint32_t n) {
+  std::string im, lb;
+  put_u32(im, 2051);
+  put_u32(im, n);
+  put_u32(im, 28);
+  put_u32(im, 28);
+  put_u32(lb, 2049);
+  put_u32(lb, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const int k = (int)(i % 10);
+    for (int r = 0; r < 28; ++r)
+      for (int c = 0; c < 28; ++c) {
+        const bool on = r / 7 == k / 4 && c / 7 == k % 4;
+        im.push_back((char)(on ? 200 + (int)((i * 13 + r + c) % 50) : (int)((i + r * c) % 20)));
+      }
+    lb.push_back((char)k);
+  }
+  write_gz(dir + "/" + prefix + "-images-idx3-ubyte.gz", im);
+  write_gz(dir + "/" + prefix + "-labels-idx1-ubyte.gz", lb);
+}
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+Result run(const std::string& args, const TempDir& scratch, const std::string& program = kProgram) {
+  const std::string out = scratch.sub("stdout.txt"), err = scratch.sub("stderr.txt");
+  const std::string cmd = program + " " + args + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_bytes(out);
+  r.err = read_bytes(err);
+  return r;
+}
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// A fake data set (200 training images, 40 of them for validation, 30 test images) and
+// an --out folder holding a log.csv of known content.
+struct Fixture {
+  TempDir tmp;
+  std::string data, out, tiny;
+  Fixture() : data(tmp.sub("data")), out(tmp.sub("out")) {
+    fs::create_directories(data);
+    fs::create_directories(out);
+    write_fake_set(data, "train", 200);
+    write_fake_set(data, "t10k", 30);
+    write_bytes(out + "/log.csv", "step,train_loss\n1,9.99\n");
+    tiny = "--data " + data + " --val-size 40 --layers 1 --dim 16 --heads 2 --patch 7 --batch 8 --eval-every 2 "
+           "--eval-batch 16 --warmup 2 --threads 1 --quiet";
+  }
+};
+
+// A bad invocation: exit code 2, one line on stderr holding every needle, and every
+// file in out_dir unchanged, nothing added.
+void expect_error(const std::string& args, const std::string& out_dir, const std::vector<std::string>& needles,
+                  const TempDir& scratch) {
+  const auto before = snapshot(out_dir);
+  Result r = run("--out " + out_dir + " " + args, scratch);
+  INFO("train_vit " << args << "\nexit " << r.code << "\nstderr: " << r.err << "stdout: " << r.out);
+  CHECK(r.code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(!r.err.empty());
+  if (!r.err.empty()) CHECK(r.err.back() == '\n');
+  for (const auto& n : needles) CHECK_THAT(r.err, Contains(n));
+  CHECK(snapshot(out_dir) == before);
+}
+
+bool program_built() {
+  if (fs::exists(kProgram)) return true;
+  FAIL_CHECK(kProgram << " is not built (make " << kProgram << ")");
+  return false;
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
+  if (!program_built()) return;
+  TempDir tmp;
+  Result r = run("--help", tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  for (const char* flag : {"--norm", "--layers", "--dim", "--heads", "--patch", "--batch", "--steps", "--epochs",
+                           "--lr", "--min-lr", "--warmup", "--wd", "--clip", "--seed", "--eval-every", "--threads",
+                           "--out", "--resume", "--quiet", "--crop-pad", "--flip", "--val-size", "--data"})
+    CHECK_THAT(r.out, Contains(flag));
+  CHECK_THAT(r.out, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
+  const std::string out = tmp.sub("out");
+  Result r2 = run("--out " + out + " --steps 3 --help", tmp);
+  CHECK(r2.code == 0);
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("train_vit cli: bad flags, norms and shapes are one-line errors that touch nothing", "[vit]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--norm layernorm --steps 1 " + f.tiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt"}, f.tmp);
+  expect_error("--steps 1 " + f.tiny + " --dim 30 --heads 4", f.out, {"30", "heads"}, f.tmp);
+  expect_error("--steps 1 " + f.tiny + " --patch 5", f.out, {"--patch 5", "28"}, f.tmp);
+  expect_error("--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
+  expect_error("--steps 1x", f.out, {"--steps", "1x"}, f.tmp);
+  expect_error("--steps -1 " + f.tiny, f.out, {"--steps"}, f.tmp);
+  expect_error("--steps 0 --epochs 0 " + f.tiny, f.out, {"--steps", "--epochs"}, f.tmp);
+  expect_error("--steps 1 " + f.tiny + " --lr -1", f.out, {"--lr"}, f.tmp);
+  expect_error("--steps 1 " + f.tiny + " --crop-pad 30", f.out, {"--crop-pad"}, f.tmp);
+  expect_error("--steps 1 " + f.tiny + " --epochs -2", f.out, {"--epochs"}, f.tmp);
+  expect_error("--flip=1 --steps 1", f.out, {"--flip"}, f.tmp);
+}
+
+TEST_CASE("train_vit cli: missing or broken data, and a validation split too large", "[vit]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--steps 1 " + f.tiny + " --data /nonexistent/fmnist", f.out,
+               {"/nonexistent/fmnist/train-images-idx3-ubyte.gz", "apt-get install dataset-fashion-mnist"}, f.tmp);
+  // the split is checked against the data: 200 training images
+  expect_error("--steps 1 " + f.tiny + " --val-size 200", f.out, {"--val-size", "199"}, f.tmp);
+  // a truncated label file
+  const std::string labels = f.data + "/t10k-labels-idx1-ubyte.gz";
+  const std::string good = read_bytes(labels);
+  write_bytes(labels, good.substr(0, good.size() - 12));
+  expect_error("--steps 1 " + f.tiny, f.out, {"t10k-labels-idx1-ubyte.gz", "apt-get install dataset-fashion-mnist"},
+               f.tmp);
+}
+
+TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion matrix and result", "[vit]") {
+  if (!program_built()) return;
+  Fixture f;
+  const std::string out = f.tmp.sub("run");
+  Result r = run("--steps 4 " + f.tiny + " --out " + out, f.tmp);
+  INFO("stderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Contains("test acc"));
+  for (const char* file : {"config.json", "log.csv", "checkpoint.safetensors", "confusion.csv", "result.json"})
+    CHECK(fs::exists(out + "/" + file));
+  CHECK_THAT(read_bytes(out + "/config.json"), Contains("\"patch\": 7") && Contains("\"val_size\": 40"));
+
+  auto log = read_csv(out + "/log.csv");
+  REQUIRE(log.size() == 5);  // header + 4 steps
+  CHECK(log[0] == std::vector<std::string>({"step", "epoch", "train_loss", "val_loss", "val_acc", "lr", "grad_norm",
+                                            "img_per_s", "rms_0", "rms_1"}));
+  // validation at steps 2 and 4 only; epoch = step * 8 / 160 training images
+  CHECK(log[1][3].empty());
+  CHECK_FALSE(log[2][3].empty());
+  CHECK(std::stod(log[4][1]) == Approx(4 * 8 / 160.0));
+  // a fresh model's zero head: the first loss is ln 10
+  CHECK(std::stod(log[1][2]) == Approx(std::log(10.0)).epsilon(1e-5));
+
+  auto cm = read_csv(out + "/confusion.csv");
+  REQUIRE(cm.size() == 11);
+  CHECK(cm[0] == std::vector<std::string>({"true\\predicted", "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}));
+  int64_t total = 0;
+  for (int t = 1; t <= 10; ++t) {
+    REQUIRE(cm[t].size() == 11);
+    CHECK(cm[t][0] == cm[0][t]);
+    int64_t row = 0;
+    for (int p = 1; p <= 10; ++p) row += std::stoll(cm[t][p]);
+    CHECK(row == 3);  // 30 test images, labels i % 10
+    total += row;
+  }
+  CHECK(total == 30);
+}
+
+TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --steps overrides it", "[vit]") {
+  if (!program_built()) return;
+  Fixture f;
+  // 160 training images, batch 8: 0.3 epochs = 6 steps, 0.31 epochs = 6.2, rounded up to 7
+  for (const auto& [flags, steps] : std::vector<std::pair<std::string, size_t>>{
+           {"--epochs 0.3", 6}, {"--epochs 0.31", 7}, {"--epochs 5 --steps 3", 3}}) {
+    const std::string out = f.tmp.sub("epochs" + std::to_string(steps));
+    Result r = run(flags + " " + f.tiny + " --out " + out, f.tmp);
+    INFO(flags << "\nstderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(read_csv(out + "/log.csv").size() == steps + 1);
+    CHECK_THAT(r.out, Contains("done: " + std::to_string(steps) + " steps"));
+  }
+}
+
+TEST_CASE("train_vit cli: stopping and resuming gives the same run as going straight", "[vit]") {
+  if (!program_built()) return;
+  Fixture f;
+  const std::string straight = f.tmp.sub("straight"), split = f.tmp.sub("split");
+  const std::string common = "--steps 6 --crop-pad 2 --flip " + f.tiny;
+  REQUIRE(run(common + " --out " + straight, f.tmp).code == 0);
+  Result a = run(common + " --stop-after 3 --out " + split, f.tmp);
+  REQUIRE(a.code == 0);
+  CHECK_THAT(a.out, Contains("stopped after 3 of 6"));
+  CHECK_FALSE(fs::exists(split + "/confusion.csv"));
+
+  SECTION("a changed --batch or --seed is caught as another data order") {
+    expect_error(common + " --resume --batch 4", split, {"data order"}, f.tmp);
+    expect_error(common + " --resume --seed 5", split, {"data order"}, f.tmp);
+  }
+  SECTION("another model is named") {
+    expect_error(common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);
+  }
+  SECTION("the resumed run matches, loss for loss") {
+    Result b = run(common + " --resume --out " + split, f.tmp);
+    INFO("stderr: " << b.err);
+    REQUIRE(b.code == 0);
+    auto l1 = read_csv(straight + "/log.csv"), l2 = read_csv(split + "/log.csv");
+    REQUIRE(l1.size() == 7);
+    REQUIRE(l2.size() == 7);
+    for (size_t i = 1; i < l1.size(); ++i) {
+      INFO("step " << i);
+      for (int col : {0, 1, 2, 5, 6}) CHECK(l1[i][col] == l2[i][col]);  // not img_per_s
+      // the stopped run also validated at its last step, 3
+      if (i != 3)
+        for (int col : {3, 4}) CHECK(l1[i][col] == l2[i][col]);
+    }
+    CHECK(read_bytes(straight + "/confusion.csv") == read_bytes(split + "/confusion.csv"));
+  }
+}
+
+TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny comparison", "[vit]") {
+  if (!program_built()) return;
+  if (!fs::exists(kCompare)) {
+    FAIL_CHECK(kCompare << " is not built (make " << kCompare << ")");
+    return;
+  }
+  Fixture f;
+  const std::string out = f.tmp.sub("cmp");
+  const std::string flags = "--data " + f.data + " --val-size 40 --layers 1 --dim 16 --heads 2 --batch 8 --steps 4 "
+                            "--eval-every 2 --out " + out;
+  Result bad = run("--norms ln,rms,layernorm " + flags, f.tmp, kCompare);
+  CHECK(bad.code == 2);
+  CHECK(count_lines(bad.err) == 1);
+  CHECK_THAT(bad.err, Contains("layernorm"));
+  CHECK_FALSE(fs::exists(out));
+
+  Result r = run("--norms ln,dyt " + flags, f.tmp, kCompare);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  auto summary = read_csv(out + "/summary.csv");
+  REQUIRE(summary.size() == 3);
+  CHECK(summary[0][0] == "norm");
+  CHECK(summary[1][0] == "ln");
+  CHECK(summary[2][0] == "dyt");
+  // each run is an ordinary train_vit run with its own files
+  for (const char* n : {"ln", "dyt"}) CHECK(fs::exists(out + "/" + n + "/confusion.csv"));
+  // the validation curves: header, then steps 2 and 4
+  auto curves = read_csv(out + "/val_acc.csv");
+  REQUIRE(curves.size() == 3);
+  CHECK(curves[0] == std::vector<std::string>({"step", "ln", "dyt"}));
+  CHECK(curves[1][0] == "2");
+  CHECK(curves[2][0] == "4");
+  // the table's accuracies are the runs' own
+  const std::string res = read_bytes(out + "/ln/result.json");
+  const std::string acc = summary[1][1];
+  CHECK_THAT(res, Contains("\"test_accuracy\": " + acc));
+}
