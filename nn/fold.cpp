@@ -821,6 +821,13 @@ GPTConfig gpt_config_from_json(const std::string& json) {
   c.norm.dyt_alpha0 = real("dyt_alpha0", c.norm.dyt_alpha0);
   c.norm.bhyt_lambda0 = real("bhyt_lambda0", c.norm.bhyt_lambda0);
   c.norm.bhyt_p = real("bhyt_p", c.norm.bhyt_p);
+  // folding is derived for Pre-LN blocks; an lns model has pre's parameter names, so
+  // without this check it would load and silently compute another function
+  if (fields.count("block")) {
+    c.block = get("block");
+    NL_CHECK(c.block == "pre", "model description: block '", c.block,
+             "' cannot be folded here (only pre-norm blocks are supported)");
+  }
   c.validate();
   return c;
 }

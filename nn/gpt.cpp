@@ -8,11 +8,13 @@ namespace nl {
 
 void GPTConfig::validate() const {
   check_norm_name(norm.name);
+  check_block_name(block);
   NL_CHECK(vocab > 0 && layers > 0 && dim > 0 && heads > 0 && context > 0,
            "gpt config: vocab, layers, dim, heads and context must be positive");
   NL_CHECK(dim % heads == 0, "gpt config: --dim ", dim, " is not divisible by --heads ", heads);
   NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "gpt config: --dropout must lie in [0, 1), got ", dropout);
   NL_CHECK(norm.bhyt_p > 0.0f && norm.bhyt_p < 1.0f, "gpt config: --bhyt-p must lie in (0, 1), got ", norm.bhyt_p);
+  NL_CHECK(norm.bhyt_refresh >= 1, "gpt config: --bhyt-refresh must be >= 1, got ", norm.bhyt_refresh);
 }
 
 GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
@@ -22,8 +24,15 @@ GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
   for (int64_t l = 0; l < c.layers; ++l)
     blocks.push_back(register_module("blocks." + std::to_string(l),
                                      std::make_shared<Block>(c.dim, c.heads, true, c.norm, (int)c.layers, gen,
-                                                             c.dropout, &dropout_gen)));
+                                                             c.block, l + 1, c.dropout, &dropout_gen)));
   ln_f = register_module("ln_f", make_norm(c.norm, c.dim));
+  // after every other parameter, so that pre's parameter order (and checkpoints) stay as they were
+  if (c.block == "peri") emb_norm = register_module("emb_norm", make_norm(c.norm, c.dim));
+}
+
+void GPT::set_probe(ActivationProbe* probe) {
+  probe_ = probe;
+  for (auto& block : blocks) block->probe = probe;
 }
 
 static float rms_of(const Tensor& x) {
@@ -32,6 +41,16 @@ static float rms_of(const Tensor& x) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += (double)p[i] * p[i];
   return (float)std::sqrt(s / (double)std::max<int64_t>(n, 1));
+}
+
+Var GPT::probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* site) const {
+  Var y = norm.forward(x);
+  if (probe_) {
+    probe_->record(layer, site, y.value());
+    Tensor arg = norm.pre_tanh(x.value());
+    if (arg.defined()) probe_->record(layer, std::string(site) + ".pre_tanh", arg);
+  }
+  return y;
 }
 
 Var GPT::forward(const Tensor& ids) const {
@@ -43,13 +62,15 @@ Var GPT::forward(const Tensor& ids) const {
   for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)t;
   Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
   if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));      // centre the stream once
+  if (emb_norm) x = probed_norm(*emb_norm, x, 0, "emb_norm");
   residual_rms_.clear();
   for (const auto& block : blocks) {
     residual_rms_.push_back(rms_of(x.value()));
     x = block->forward(x);
   }
   residual_rms_.push_back(rms_of(x.value()));
-  x = ln_f->forward(x);
+  if (probe_) probe_->record(config.layers, "resid", x.value());
+  x = probed_norm(*ln_f, x, config.layers, "ln_f");
   return ag::matmul(x, wte->weight, false, true);  // tied head: (B, T, C) @ (V, C)^T
 }
 

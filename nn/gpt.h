@@ -1,5 +1,6 @@
-// GPT: token + position embeddings, L pre-norm blocks, a final norm, and an LM head
-// tied to the token embedding (logits = x wte^T).
+// GPT: token + position embeddings, L blocks (pre-norm, Peri-LN or LayerNorm Scaling:
+// nn/block.h), a final norm, and an LM head tied to the token embedding (logits = x wte^T).
+// Peri-LN also normalises the embedding output (emb_norm) before the first block.
 // For `cbwc` (NORMS.md) the embedding sum is centred once (x - mean over channels),
 // the attention out-projection and MLP down-projection of every block are CBWC
 // linears, and every norm site is RMSNorm + beta: the residual stream stays zero-mean,
@@ -17,6 +18,7 @@ namespace nl {
 struct GPTConfig {
   int64_t vocab = 256, layers = 4, dim = 128, heads = 4, context = 64;
   NormConfig norm;
+  std::string block = "pre";  // pre | peri | lns (nn/block.h)
   float dropout = 0.0f;  // on the attention and MLP branch outputs, training mode only
   void validate() const;  // throws naming the bad field
 };
@@ -31,15 +33,22 @@ class GPT : public Module {
   // RMS of the residual stream entering each block and leaving the last (L + 1
   // values), from the most recent forward.
   const std::vector<float>& residual_rms() const { return residual_rms_; }
+  // Makes every later forward report its intermediate tensors to `probe` (null: stop).
+  // Besides the blocks' sites (nn/block.h) the model reports, at layer L, "resid" (the
+  // stream leaving the last block) and "ln_f"; in peri "emb_norm" at layer 0.
+  void set_probe(ActivationProbe* probe);
 
   GPTConfig config;
   std::shared_ptr<Embedding> wte, wpe;
   std::vector<std::shared_ptr<Block>> blocks;
   std::shared_ptr<Norm> ln_f;
+  std::shared_ptr<Norm> emb_norm;  // peri only
   Generator dropout_gen;  // draws the dropout masks; seed it for a run (gpt_run seeds it)
 
  private:
+  Var probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* site) const;
   mutable std::vector<float> residual_rms_;
+  ActivationProbe* probe_ = nullptr;
 };
 
 }  // namespace nl

@@ -27,8 +27,42 @@ std::string model_json(const GPTConfig& m) {
   os << "{\"vocab\": " << m.vocab << ", \"layers\": " << m.layers << ", \"dim\": " << m.dim
      << ", \"heads\": " << m.heads << ", \"context\": " << m.context << ", \"norm\": \"" << m.norm.name
      << "\", \"eps\": " << m.norm.eps << ", \"dyt_alpha0\": " << m.norm.dyt_alpha0
-     << ", \"bhyt_lambda0\": " << m.norm.bhyt_lambda0 << ", \"bhyt_p\": " << m.norm.bhyt_p << "}";
+     << ", \"bhyt_lambda0\": " << m.norm.bhyt_lambda0 << ", \"bhyt_p\": " << m.norm.bhyt_p;
+  // written only when they differ from the defaults, so pre-norm models keep the
+  // description (and checkpoints) they had before these options existed
+  if (m.block != "pre") os << ", \"block\": \"" << m.block << "\"";
+  if (m.norm.bhyt_lambda_attn) os << ", \"bhyt_lambda_attn\": " << *m.norm.bhyt_lambda_attn;
+  if (m.norm.bhyt_lambda_mlp) os << ", \"bhyt_lambda_mlp\": " << *m.norm.bhyt_lambda_mlp;
+  os << "}";
   return os.str();
+}
+
+// The c_attn caches of the bhyt blocks ("frobenius2:forwards" per block, %.9g: exact
+// for a float), so that a resumed run with --bhyt-refresh > 1 uses the same stale value.
+std::string encode_c_attn_caches(const GPT& model) {
+  std::string out;
+  char buf[64];
+  for (const auto& b : model.blocks) {
+    std::snprintf(buf, sizeof buf, "%s%.9g:%lld", out.empty() ? "" : ",", (double)b->cached_frobenius2(),
+                  (long long)b->training_forwards());
+    out += buf;
+  }
+  return out;
+}
+
+void restore_c_attn_caches(GPT& model, const std::string& text) {
+  std::stringstream ss(text);
+  std::string item;
+  size_t i = 0;
+  while (std::getline(ss, item, ',')) {
+    NL_CHECK(i < model.blocks.size(), "checkpoint: bhyt_c_attn holds more entries than the model has blocks");
+    const size_t colon = item.find(':');
+    NL_CHECK(colon != std::string::npos, "checkpoint: malformed bhyt_c_attn entry '", item, "'");
+    model.blocks[i++]->restore_c_attn_cache(std::strtof(item.substr(0, colon).c_str(), nullptr),
+                                            std::atoll(item.c_str() + colon + 1));
+  }
+  NL_CHECK(i == model.blocks.size(), "checkpoint: bhyt_c_attn holds ", i, " entries for ", model.blocks.size(),
+           " blocks");
 }
 
 void check_run_config(const GPTRunConfig& c) {
@@ -38,6 +72,8 @@ void check_run_config(const GPTRunConfig& c) {
   NL_CHECK(c.lr > 0 && c.min_lr >= 0 && c.min_lr <= c.lr, "--lr must be positive and --min-lr in [0, lr]");
   NL_CHECK(c.eval_every > 0 && c.eval_batches > 0, "--eval-every and --eval-batches must be positive");
   NL_CHECK(c.threads > 0, "--threads must be positive");
+  NL_CHECK(c.act_stats_every >= 0 && c.act_stats_batch > 0,
+           "--act-stats-every must be >= 0 and the act-stats batch positive");
   NL_CHECK(c.train_bytes == -1 || c.train_bytes > c.model.context, "--train-bytes must exceed the sequence length ",
            c.model.context);
 }
@@ -79,12 +115,13 @@ std::string GPTRunConfig::to_json() const {
      << ", \"clip\": " << clip << ", \"beta1\": " << beta1 << ", \"beta2\": " << beta2 << ",\n  \"seed\": " << seed
      << ", \"eval_every\": " << eval_every << ", \"eval_batches\": " << eval_batches
      << ", \"eval_batch_size\": " << eval_batch_size << ", \"train_bytes\": " << train_bytes
-     << ", \"threads\": " << threads << ", \"dropout\": " << model.dropout << ",\n  \"data_dir\": \"" << data_dir
-     << "\"\n}\n";
+     << ", \"threads\": " << threads << ", \"dropout\": " << model.dropout << ", \"bhyt_refresh\": " << model.norm.bhyt_refresh << ", \"act_stats_every\": " << act_stats_every
+     << ",\n  \"data_dir\": \"" << data_dir << "\"\n}\n";
   return os.str();
 }
 
 GPTRunResult run_gpt(const GPTRunConfig& c) {
+  const auto run_start_all = std::chrono::steady_clock::now();
   check_run_config(c);
   set_num_threads(c.threads);
   const int64_t T = c.model.context;
@@ -98,6 +135,8 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
   TextBatcher batcher(data.train, T, c.seed + 1);
   auto val_batches = fixed_batches(data.val, T, c.eval_batch_size, c.eval_batches, c.seed + 2);
+  // the activation statistics' batch: drawn once, with its own seed, from the validation split
+  const Tensor probe_ids = fixed_batches(data.val, T, c.act_stats_batch, 1, c.seed + 5)[0].first;
 
   const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
   const std::string log_path = c.out_dir + "/log.csv";
@@ -112,6 +151,8 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
       auto dropout_state = info.metadata.find("dropout_generator");
       if (dropout_state != info.metadata.end())
         model.dropout_gen.set_state(decode_state(dropout_state->second, "dropout_generator"));
+      auto caches = info.metadata.find("bhyt_c_attn");
+      if (caches != info.metadata.end()) restore_c_attn_caches(model, caches->second);
     }
     NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);
   }
@@ -134,9 +175,37 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   log << header << "\n";
   for (const auto& r : kept_rows) log << r << "\n";
 
+  GPTRunResult result;
+  const std::string stats_path = c.out_dir + "/act_stats.csv";
+  std::FILE* stats_file = nullptr;
+  auto take_act_stats = [&](int64_t step) {
+    const auto t0 = std::chrono::steady_clock::now();
+    result.act_stats = activation_stats(model, probe_ids);
+    write_act_stats(stats_file, step, result.act_stats);
+    std::fflush(stats_file);
+    result.act_stats_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  if (c.act_stats_every > 0) {
+    std::vector<std::string> kept_stats;
+    if (c.resume) {
+      std::string old_header;
+      kept_stats = log_rows_before(stats_path, start_step, old_header);
+    }
+    stats_file = std::fopen(stats_path.c_str(), "w");
+    NL_CHECK(stats_file, "cannot write ", stats_path);
+    std::fprintf(stats_file, "%s\n", act_stats_header().c_str());
+    for (const auto& r : kept_stats) std::fprintf(stats_file, "%s\n", r.c_str());
+    if (start_step == 0) take_act_stats(0);
+  }
+  struct FileCloser {
+    std::FILE*& f;
+    ~FileCloser() {
+      if (f) std::fclose(f);
+    }
+  } close_stats{stats_file};
+
   const bool tty = !c.quiet && isatty(fileno(stdout));
   const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
-  GPTRunResult result;
   std::vector<double> step_times;
   Tensor x, y;
   auto run_start = std::chrono::steady_clock::now();
@@ -146,6 +215,8 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     batcher.next(c.batch, x, y);
     flat.grads.fill_(0.0f);
     Var loss = model.loss(x, y);
+    // the training forward's, before an evaluation's forwards replace them
+    const std::vector<float> residual_rms = model.residual_rms();
     loss.backward();
     const float grad_norm = clip_grad_norm(flat, c.clip);
     optim.step(lr);
@@ -160,13 +231,15 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     result.diverged |= !std::isfinite(train_loss);
     result.final_train_loss = train_loss;
     if (!std::isnan(val_loss)) result.final_val_loss = val_loss;
-    result.residual_rms = model.residual_rms();
+    result.residual_rms = residual_rms;
 
     log << step + 1 << "," << train_loss << ",";
     if (!std::isnan(val_loss)) log << val_loss;
     log << "," << lr << "," << grad_norm << "," << (int64_t)tok_s;
-    for (float r : model.residual_rms()) log << "," << r;
+    for (float r : residual_rms) log << "," << r;
     log << "\n";
+    // at the schedule's end, not at a --stop-after: a resumed run's file then equals an uninterrupted one's
+    if (stats_file && ((step + 1) % c.act_stats_every == 0 || step + 1 == c.steps)) take_act_stats(step + 1);
 
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     const double eta = elapsed / (double)(step + 1 - start_step) * (double)(end_step - step - 1);
@@ -187,10 +260,11 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   }
   log.flush();
 
-  save_checkpoint(ckpt, flat, optim, result.steps_done, batcher.generator(),
-                  {{"model", model_json(c.model)},
-                   {"config", c.to_json()},
-                   {"dropout_generator", encode_state(model.dropout_gen.state())}});
+  std::map<std::string, std::string> metadata = {{"model", model_json(c.model)},
+                                                 {"config", c.to_json()},
+                                                 {"dropout_generator", encode_state(model.dropout_gen.state())}};
+  if (c.model.norm.name == "bhyt") metadata["bhyt_c_attn"] = encode_c_attn_caches(model);
+  save_checkpoint(ckpt, flat, optim, result.steps_done, batcher.generator(), metadata);
   if (result.steps_done == c.steps) {
     std::ofstream sample(c.out_dir + "/sample.txt");
     sample << sample_text(model, c.sample_bytes, c.temperature, c.top_k, c.seed + 3);
@@ -201,6 +275,7 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
     result.tokens_per_s = (double)(c.batch * T) / times[times.size() / 2];
   }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_all).count();
   return result;
 }
 

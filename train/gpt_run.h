@@ -1,11 +1,14 @@
 // One GPT training run, as train_gpt and the demo drive it: data, model, AdamW with
 // warmup + cosine, clipping, evaluation on fixed validation batches, the log, the
 // checkpoint (exact resume) and a text sample at the end. Files written to out_dir:
-//   config.json, log.csv, checkpoint.safetensors, sample.txt
+//   config.json, log.csv, checkpoint.safetensors, sample.txt, and act_stats.csv
+//   (train/act_stats.h: per-layer activation statistics on one fixed validation batch,
+//   at step 0 and every act_stats_every steps and at the end; 0: no file)
 #pragma once
 #include <string>
 
 #include "nn/gpt.h"
+#include "train/act_stats.h"
 
 namespace nl {
 
@@ -26,6 +29,8 @@ struct GPTRunConfig {
   float temperature = 0.8f;
   int64_t top_k = 40;
   bool quiet = false;         // no progress lines (the summary is still returned)
+  int64_t act_stats_every = 100;  // steps between activation statistics (0: none)
+  int64_t act_stats_batch = 16;   // sequences of the fixed held-out batch they are taken on
   std::string to_json() const;
 };
 
@@ -35,6 +40,9 @@ struct GPTRunResult {
   std::vector<float> residual_rms;       // per block input + output, last step
   bool diverged = false;                 // a loss became NaN or inf
   int64_t steps_done = 0;
+  std::vector<ActStat> act_stats;        // the last activation statistics taken (empty: none)
+  double wall_s = 0;                     // the whole run, setup to sample
+  double act_stats_s = 0;                // of which taking activation statistics
 };
 
 // Validates everything (config, data, a resumed checkpoint) before writing any file;

@@ -3,10 +3,17 @@
 #include <cmath>
 
 #include "autograd/norms.h"
+#include "tensor/ops.h"
 
 namespace nl {
 
 float NormConfig::kappa() const { return 1.0f / std::sqrt(1.0f - bhyt_p); }
+
+NormConfig NormConfig::with_lambda0(float lambda0) const {
+  NormConfig c = *this;
+  c.bhyt_lambda0 = lambda0;
+  return c;
+}
 
 const std::vector<std::string>& norm_names() {
   static const std::vector<std::string> names = {"ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"};
@@ -39,6 +46,7 @@ DyT::DyT(int64_t dim, float alpha0) {
   bias = register_parameter("bias", Tensor::zeros({dim}));
 }
 Var DyT::forward(const Var& x) const { return ag::dyt(x, alpha, weight, bias); }
+Tensor DyT::pre_tanh(const Tensor& x) const { return mul_scalar(x, alpha.value().item()); }
 
 BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_) : kappa(kappa_), eps(eps_) {
   weight = register_parameter("weight", Tensor::ones({dim}));
@@ -47,6 +55,16 @@ BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_) : kappa(kappa_)
 Var BHyT::forward(const Var& x) const { return ag::bhyt(x, weight, lambda, kappa, eps); }
 Var BHyT::forward_with_denom(const Var& x, const Var& denom) const {
   return ag::bhyt_with_denom(x, denom, weight, lambda);
+}
+Tensor BHyT::denominator(const Tensor& x) const {
+  Tensor spread = sqrt(add_scalar(var(x, {-1}, true, 0), eps));
+  return add(mul_scalar(spread, kappa), abs(mean(x, {-1}, true)));
+}
+Tensor BHyT::pre_tanh(const Tensor& x) const { return pre_tanh_with_denom(x, denominator(x)); }
+Tensor BHyT::pre_tanh_with_denom(const Tensor& x, const Tensor& denom) const {
+  Shape keep(x.shape().begin(), x.shape().end() - 1);
+  keep.push_back(1);
+  return mul_scalar(div(x, denom.contiguous().reshape(keep)), lambda.value().item());
 }
 
 std::shared_ptr<Norm> make_norm(const NormConfig& c, int64_t dim) {

@@ -1,10 +1,14 @@
-// train_gpt: trains a byte-level GPT on the fortunes text with one of the five norms.
+// train_gpt: trains a byte-level GPT on the fortunes text with one of the five norms,
+// in a pre-norm, Peri-LN or LayerNorm-Scaling block, and prints per-layer activation
+// statistics at the end (DIR/act_stats.csv holds them over the run).
 //   build/release/train_gpt --norm cbwc --steps 500 --out runs/cbwc
+//   build/release/train_gpt --norm rms --block lns --layers 16 --out runs/lns
 // Bad input (an unknown flag or norm, a shape that does not fit, missing data, a bad
 // checkpoint) prints one line naming the problem and exits with code 2.
 #include <cstdio>
 
 #include "tensor/threads.h"
+#include "train/act_stats.h"
 #include "train/args.h"
 #include "train/gpt_run.h"
 
@@ -14,6 +18,7 @@ int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
   Args args("train_gpt", "Train a byte-level GPT on Debian's fortunes text and compare normalization layers.");
   args.add("--norm", "ln", "ln | rms | cbwc | dyt | bhyt | bhyt-exact");
+  args.add("--block", "pre", "pre (Pre-LN) | peri (Peri-LN) | lns (LayerNorm Scaling: norm outputs of layer l times 1/sqrt(l))");
   args.add("--layers", "4", "transformer blocks");
   args.add("--dim", "128", "model width");
   args.add("--heads", "4", "attention heads (must divide --dim)");
@@ -31,8 +36,12 @@ int main(int argc, char** argv) {
   args.add("--train-bytes", "-1", "keep only the first N training bytes (-1: all)");
   args.add("--threads", "2", "CPU threads (OpenMP and OpenBLAS)");
   args.add("--dyt-alpha0", "0.5", "DyT's initial alpha");
-  args.add("--bhyt-lambda", "1.0", "BHyT's initial lambda");
+  args.add("--bhyt-lambda", "1.0", "BHyT's initial lambda at every site");
+  args.add("--bhyt-lambda-attn", "", "initial lambda of the attention branch's sites (default: --bhyt-lambda)");
+  args.add("--bhyt-lambda-mlp", "", "initial lambda of the MLP branch's sites (default: --bhyt-lambda)");
   args.add("--bhyt-p", "0.99", "BHyT's target probability p (kappa = 1/sqrt(1-p))");
+  args.add("--bhyt-refresh", "1", "bhyt: training steps between recomputations of c_attn = ||W_V W_O||^2/(T d)");
+  args.add("--act-stats-every", "100", "per-layer activation statistics every N steps into DIR/act_stats.csv (0: off)");
   args.add("--dropout", "0", "dropout on the attention and MLP outputs, training only (0: none)");
   args.add("--data", "/usr/share/games/fortunes", "directory of the fortunes text");
   args.add("--out", "runs/gpt", "output directory");
@@ -49,7 +58,12 @@ int main(int argc, char** argv) {
     c.model.context = args.integer("--seq");
     c.model.norm.dyt_alpha0 = (float)args.real("--dyt-alpha0");
     c.model.norm.bhyt_lambda0 = (float)args.real("--bhyt-lambda");
+    if (args.given("--bhyt-lambda-attn")) c.model.norm.bhyt_lambda_attn = (float)args.real("--bhyt-lambda-attn");
+    if (args.given("--bhyt-lambda-mlp")) c.model.norm.bhyt_lambda_mlp = (float)args.real("--bhyt-lambda-mlp");
     c.model.norm.bhyt_p = (float)args.real("--bhyt-p");
+    c.model.norm.bhyt_refresh = args.integer("--bhyt-refresh");
+    c.model.block = args.str("--block");
+    c.act_stats_every = args.integer("--act-stats-every");
     c.model.dropout = (float)args.real("--dropout");
     c.batch = args.integer("--batch");
     c.steps = args.integer("--steps");
@@ -69,7 +83,11 @@ int main(int argc, char** argv) {
     c.stop_after = args.integer("--stop-after");
     c.quiet = args.on("--quiet");
     GPTRunResult r = run_gpt(c);
-    std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tok/s%s\n", (long long)r.steps_done,
+    if (!r.act_stats.empty() && !c.quiet)
+      std::printf("activation statistics at step %lld (fixed validation batch; act_stats.csv has every %lld steps; "
+                  "taking them cost %.2f s of the run's %.1f s):\n%s",
+                  (long long)r.steps_done, (long long)c.act_stats_every, r.act_stats_s, r.wall_s,
+                  format_act_stats(r.act_stats).c_str());    std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tok/s%s\n", (long long)r.steps_done,
                 r.final_train_loss, r.final_val_loss, r.tokens_per_s, r.diverged ? " (DIVERGED: NaN/inf loss)" : "");
     return r.diverged ? 1 : 0;
   } catch (const Error& e) {
