@@ -4,6 +4,8 @@
 // flags. `make test` builds the program first; NL_BUILD_DIR names this build's folder.
 #include <catch2/catch.hpp>
 
+#include "tests/test_files.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,62 +24,15 @@ namespace fs = std::filesystem;
 #define NL_BUILD_DIR "build/release"
 #endif
 
+using namespace nl::test;
+
 namespace {
 
 const std::string kProgram = NL_BUILD_DIR "/train_gpt";
 const char* kFortunes = "/usr/share/games/fortunes";
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("normlab_cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = read_bytes(e.path().string());
-  return files;
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs train_gpt with the given arguments (no shell metacharacters in them), stdout and
-// stderr captured to files in `scratch`.
-Result run(const std::string& args, const TempDir& scratch) {
-  const std::string out = scratch.sub("stdout.txt"), err = scratch.sub("stderr.txt");
-  const std::string cmd = kProgram + " " + args + " >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_bytes(out);
-  r.err = read_bytes(err);
-  return r;
-}
-
-int count_lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+// Runs train_gpt with the given arguments, output captured.
+RunResult run(const std::string& args, const TempDir& scratch) { return run_program(kProgram, args, scratch); }
 
 // Small model flags: every successful run is a few milliseconds.
 const std::string kTiny =
@@ -88,7 +43,7 @@ const std::string kTiny =
 void expect_error(const std::string& args, const std::string& out_dir, const std::vector<std::string>& needles,
                   const TempDir& scratch) {
   const auto before = snapshot(out_dir);
-  Result r = run("--out " + out_dir + " " + args, scratch);
+  RunResult r = run("--out " + out_dir + " " + args, scratch);
   INFO("train_gpt " << args << "\nexit " << r.code << "\nstderr: " << r.err << "stdout: " << r.out);
   CHECK(r.code == 2);
   CHECK(count_lines(r.err) == 1);
@@ -124,7 +79,7 @@ bool have_fortunes() {
 TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
   if (!program_built()) return;
   TempDir tmp;
-  Result r = run("--help", tmp);
+  RunResult r = run("--help", tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 0);
   CHECK(r.err.empty());
@@ -135,7 +90,7 @@ TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
   CHECK_THAT(r.out, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
   // --help wins over the other flags: it trains nothing and writes nothing
   const std::string out = tmp.sub("out");
-  Result r2 = run("--out " + out + " --steps 3 --help", tmp);
+  RunResult r2 = run("--out " + out + " --steps 3 --help", tmp);
   CHECK(r2.code == 0);
   CHECK_THAT(r2.out, Contains("--norm"));
   CHECK_FALSE(fs::exists(out));
@@ -186,7 +141,7 @@ TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched check
   // a good run to start from: two-step schedule stopped after one step
   const std::string good = tmp.sub("good");
   {
-    Result r = run("--steps 2 --stop-after 1 " + kTiny + " --out " + good, tmp);
+    RunResult r = run("--steps 2 --stop-after 1 " + kTiny + " --out " + good, tmp);
     INFO("stderr: " << r.err << "\nstdout: " << r.out);
     REQUIRE(r.code == 0);
     CHECK(r.err.empty());
@@ -233,7 +188,7 @@ TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched check
   }
   SECTION("the good one resumes, exit 0") {
     const std::string d = copy();
-    Result r = run(resume + kTiny + " --out " + d, tmp);
+    RunResult r = run(resume + kTiny + " --out " + d, tmp);
     INFO("stderr: " << r.err);
     CHECK(r.code == 0);
     CHECK(r.err.empty());

@@ -5,6 +5,8 @@
 // Trains on the real fortunes text (skipped with a warning where it is not installed).
 #include <catch2/catch.hpp>
 
+#include "tests/test_files.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,6 +27,8 @@ using namespace nl;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
+using namespace nl::test;
+
 namespace {
 
 const char* kFortunes = "/usr/share/games/fortunes";
@@ -33,35 +37,6 @@ bool have_fortunes() {
   if (fs::is_directory(kFortunes)) return true;
   WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
   return false;
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("normlab_resume_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-// Every file in dir (not recursive) with its bytes.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = read_bytes(e.path().string());
-  return files;
 }
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& path) {

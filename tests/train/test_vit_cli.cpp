@@ -5,6 +5,8 @@
 // writes its files; a resumed run continues exactly.
 #include <catch2/catch.hpp>
 
+#include "tests/test_files.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -25,38 +27,12 @@ namespace fs = std::filesystem;
 #define NL_BUILD_DIR "build/release"
 #endif
 
+using namespace nl::test;
+
 namespace {
 
 const std::string kProgram = NL_BUILD_DIR "/train_vit";
 const std::string kCompare = NL_BUILD_DIR "/compare_vit";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("normlab_vitcli_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) files[e.path().filename().string()] = read_bytes(e.path().string());
-  return files;
-}
 
 void put_u32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back((char)(uint8_t)(v >> shift));
@@ -92,26 +68,8 @@ void write_fake_set(const std::string& dir, const std::string& prefix, uint32_t 
   write_gz(dir + "/" + prefix + "-labels-idx1-ubyte.gz", lb);
 }
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-Result run(const std::string& args, const TempDir& scratch, const std::string& program = kProgram) {
-  const std::string out = scratch.sub("stdout.txt"), err = scratch.sub("stderr.txt");
-  const std::string cmd = program + " " + args + " >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_bytes(out);
-  r.err = read_bytes(err);
-  return r;
-}
-
-int count_lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
+RunResult run(const std::string& args, const TempDir& scratch, const std::string& program = kProgram) {
+  return run_program(program, args, scratch);
 }
 
 // A fake data set (200 training images, 40 of them for validation, 30 test images) and
@@ -135,7 +93,7 @@ struct Fixture {
 void expect_error(const std::string& args, const std::string& out_dir, const std::vector<std::string>& needles,
                   const TempDir& scratch) {
   const auto before = snapshot(out_dir);
-  Result r = run("--out " + out_dir + " " + args, scratch);
+  RunResult r = run("--out " + out_dir + " " + args, scratch);
   INFO("train_vit " << args << "\nexit " << r.code << "\nstderr: " << r.err << "stdout: " << r.out);
   CHECK(r.code == 2);
   CHECK(count_lines(r.err) == 1);
@@ -171,7 +129,7 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
 TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
   if (!program_built()) return;
   TempDir tmp;
-  Result r = run("--help", tmp);
+  RunResult r = run("--help", tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 0);
   CHECK(r.err.empty());
@@ -181,7 +139,7 @@ TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
     CHECK_THAT(r.out, Contains(flag));
   CHECK_THAT(r.out, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
   const std::string out = tmp.sub("out");
-  Result r2 = run("--out " + out + " --steps 3 --help", tmp);
+  RunResult r2 = run("--out " + out + " --steps 3 --help", tmp);
   CHECK(r2.code == 0);
   CHECK_FALSE(fs::exists(out));
 }
@@ -221,7 +179,7 @@ TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion m
   if (!program_built()) return;
   Fixture f;
   const std::string out = f.tmp.sub("run");
-  Result r = run("--steps 4 " + f.tiny + " --out " + out, f.tmp);
+  RunResult r = run("--steps 4 " + f.tiny + " --out " + out, f.tmp);
   INFO("stderr: " << r.err << "\nstdout: " << r.out);
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
@@ -264,7 +222,7 @@ TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --
   for (const auto& [flags, steps] : std::vector<std::pair<std::string, size_t>>{
            {"--epochs 0.3", 6}, {"--epochs 0.31", 7}, {"--epochs 5 --steps 3", 3}}) {
     const std::string out = f.tmp.sub("epochs" + std::to_string(steps));
-    Result r = run(flags + " " + f.tiny + " --out " + out, f.tmp);
+    RunResult r = run(flags + " " + f.tiny + " --out " + out, f.tmp);
     INFO(flags << "\nstderr: " << r.err);
     REQUIRE(r.code == 0);
     CHECK(read_csv(out + "/log.csv").size() == steps + 1);
@@ -278,7 +236,7 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
   const std::string straight = f.tmp.sub("straight"), split = f.tmp.sub("split");
   const std::string common = "--steps 6 --crop-pad 2 --flip " + f.tiny;
   REQUIRE(run(common + " --out " + straight, f.tmp).code == 0);
-  Result a = run(common + " --stop-after 3 --out " + split, f.tmp);
+  RunResult a = run(common + " --stop-after 3 --out " + split, f.tmp);
   REQUIRE(a.code == 0);
   CHECK_THAT(a.out, Contains("stopped after 3 of 6"));
   CHECK_FALSE(fs::exists(split + "/confusion.csv"));
@@ -291,7 +249,7 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
     expect_error(common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);
   }
   SECTION("the resumed run matches, loss for loss") {
-    Result b = run(common + " --resume --out " + split, f.tmp);
+    RunResult b = run(common + " --resume --out " + split, f.tmp);
     INFO("stderr: " << b.err);
     REQUIRE(b.code == 0);
     auto l1 = read_csv(straight + "/log.csv"), l2 = read_csv(split + "/log.csv");
@@ -318,13 +276,13 @@ TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny c
   const std::string out = f.tmp.sub("cmp");
   const std::string flags = "--data " + f.data + " --val-size 40 --layers 1 --dim 16 --heads 2 --batch 8 --steps 4 "
                             "--eval-every 2 --out " + out;
-  Result bad = run("--norms ln,rms,layernorm " + flags, f.tmp, kCompare);
+  RunResult bad = run("--norms ln,rms,layernorm " + flags, f.tmp, kCompare);
   CHECK(bad.code == 2);
   CHECK(count_lines(bad.err) == 1);
   CHECK_THAT(bad.err, Contains("layernorm"));
   CHECK_FALSE(fs::exists(out));
 
-  Result r = run("--norms ln,dyt " + flags, f.tmp, kCompare);
+  RunResult r = run("--norms ln,dyt " + flags, f.tmp, kCompare);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
   auto summary = read_csv(out + "/summary.csv");
