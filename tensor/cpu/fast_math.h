@@ -13,7 +13,10 @@ namespace nl::fast {
 inline float exp(float x) {
   const float in = x;
   x = x < -86.5f ? -86.5f : (x > 88.7228f ? 88.7228f : x);
-  const float n = __builtin_roundf(x * 1.44269504088896341f);
+  x = in != in ? 0.0f : x;  // NaN: compute anything finite (the result is replaced below)
+  // round to nearest by adding and subtracting 1.5 * 2^23 (roundf itself does not
+  // vectorise: SIMD rounding has no halves-away-from-zero mode)
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   // ln 2 split in two so that n * ln2_hi is exact
   const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
   float p = 1.0f / 5040.0f;
@@ -25,7 +28,7 @@ inline float exp(float x) {
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   // 2^n as 2 * 2^(n-1), so that n = 128 (x near 88.7) still fits the exponent field
-  const int32_t bits = ((int32_t)n + 126) << 23;
+  const uint32_t bits = (uint32_t)((int32_t)n + 126) << 23;  // n + 126 >= 1 after the clamp
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   const float y = p * 2.0f * scale;
