@@ -13,6 +13,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/gpt.h"
+#include "tests/param_gradcheck.h"
 #include "tests/test_util.h"
 #include "train/optim.h"
 
@@ -634,41 +635,8 @@ void check_gpt_gradients(const std::string& norm) {
   Tensor ids = random_ids(gen, 2, 4, 16), targets = random_ids(gen, 2, 4, 16);
   model.zero_grad();
   model.loss(ids, targets).backward();
-
-  const float h = 1e-2f;
-  int checked = 0;
-  for (auto& [name, p] : model.named_parameters()) {
-    REQUIRE(p.grad().defined());
-    REQUIRE(p.value().is_contiguous());
-    std::vector<float> g = p.grad().to_vector();
-    const int64_t n = (int64_t)g.size();
-    std::vector<int64_t> picks;
-    if (n <= 8) {
-      for (int64_t i = 0; i < n; ++i) picks.push_back(i);
-    } else {
-      int64_t best = 0;
-      for (int64_t i = 1; i < n; ++i)
-        if (std::fabs(g[i]) > std::fabs(g[best])) best = i;
-      picks.push_back(best);
-      for (int k = 0; k < 5; ++k) picks.push_back((int64_t)gen.below((uint32_t)n));
-    }
-    float* data = p.value().data();
-    for (int64_t i : picks) {
-      const float orig = data[i];
-      data[i] = orig + h;
-      const double up = loss_of(model, ids, targets);
-      data[i] = orig - h;
-      const double down = loss_of(model, ids, targets);
-      data[i] = orig;
-      const double fd = (up - down) / (2.0 * (double)h);
-      INFO("norm " << norm << ": d loss / d " << name << "[" << i << "]: analytic " << g[i] << ", numeric " << fd);
-      // observed errors of a correct backward: below 1e-4 (float32 losses, h = 1e-2).
-      // For bhyt the numeric derivative also sees c_attn's dependence on W_V, W_O and
-      // lambda1, which the block detaches by design; at these scales that is < 3e-5.
-      CHECK(std::fabs(fd - g[i]) <= 1e-4 + 1e-2 * std::fabs(fd));
-      ++checked;
-    }
-  }
+  const int checked = nl::test::check_parameter_gradients(
+      model, [&] { return loss_of(model, ids, targets); }, gen, 5, "norm " + norm);
   CHECK(checked > 50);
 }
 

@@ -14,6 +14,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/vit.h"
+#include "tests/param_gradcheck.h"
 #include "tests/test_util.h"
 
 using namespace nl;
@@ -427,39 +428,8 @@ void check_vit_gradients(const std::string& norm) {
   Tensor labels = labels_of({2, 0, 1});
   model.zero_grad();
   model.loss(Var(images), labels).backward();
-
-  const float h = 1e-2f;
-  int checked = 0;
-  for (auto& [name, p] : model.named_parameters()) {
-    REQUIRE(p.grad().defined());
-    std::vector<float> g = p.grad().to_vector();
-    const int64_t n = (int64_t)g.size();
-    std::vector<int64_t> picks;
-    if (n <= 8) {
-      for (int64_t i = 0; i < n; ++i) picks.push_back(i);
-    } else {
-      int64_t best = 0;
-      for (int64_t i = 1; i < n; ++i)
-        if (std::fabs(g[i]) > std::fabs(g[best])) best = i;
-      picks.push_back(best);
-      for (int k = 0; k < 4; ++k) picks.push_back((int64_t)gen.below((uint32_t)n));
-    }
-    float* data = p.value().data();
-    for (int64_t i : picks) {
-      const float orig = data[i];
-      data[i] = orig + h;
-      const double up = loss_of(model, images, labels);
-      data[i] = orig - h;
-      const double down = loss_of(model, images, labels);
-      data[i] = orig;
-      const double fd = (up - down) / (2.0 * (double)h);
-      INFO("norm " << norm << ": d loss / d " << name << "[" << i << "]: analytic " << g[i] << ", numeric " << fd);
-      // a correct backward stays below 1e-4 here (float32 loss, h = 1e-2); bhyt's
-      // numeric derivative also sees the detached c_attn, which is smaller still
-      CHECK(std::fabs(fd - g[i]) <= 1e-4 + 1e-2 * std::fabs(fd));
-      ++checked;
-    }
-  }
+  const int checked = nl::test::check_parameter_gradients(
+      model, [&] { return loss_of(model, images, labels); }, gen, 4, "norm " + norm);
   CHECK(checked > 50);
 }
 
