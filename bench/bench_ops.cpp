@@ -414,6 +414,7 @@ int main(int argc, char** argv) {
   args.add("--reps", "15", "timed repetitions per kernel (the median is reported)");
   args.add_switch("--quick", "5 repetitions instead of --reps");
   args.add("--json", "", "also write the numbers to this JSON file");
+  args.add("--sections", "abc", "which sections to run: a (matmul), b (bandwidth), c (norm kernels)");
   try {
     if (!args.parse(argc, argv)) return 0;
     const std::vector<int> thread_counts = parse_int_list(args.str("--threads"));
@@ -440,9 +441,10 @@ int main(int argc, char** argv) {
     for (int t : thread_counts) {
       set_num_threads(t);
       NL_CHECK(num_threads() == t, "asked for ", t, " threads, OpenMP gives ", num_threads());
-      section("a", t, [&] { bench_matmul(cases, t, reps, mm); });
-      section("b", t, [&] { bench_bandwidth(t, reps, bw); });
-      section("c", t, [&] { bench_norms(t, reps, bw); });
+      const std::string wanted = args.str("--sections");
+      if (wanted.find('a') != std::string::npos) section("a", t, [&] { bench_matmul(cases, t, reps, mm); });
+      if (wanted.find('b') != std::string::npos) section("b", t, [&] { bench_bandwidth(t, reps, bw); });
+      if (wanted.find('c') != std::string::npos) section("c", t, [&] { bench_norms(t, reps, bw); });
     }
     if (!args.str("--json").empty()) {
       std::ofstream js(args.str("--json"));
