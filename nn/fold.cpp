@@ -7,9 +7,7 @@
 #include "nn/fold.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -738,160 +736,38 @@ void load_folded(const Module& from, Module& to, const std::vector<Centring>& pl
   centre_parameters(to, plan);
 }
 
-// ---- GPT
-
-namespace {
-
-// A flat JSON object {"key": "text" | number, ...}: the keys with their raw values.
-std::map<std::string, std::string> parse_flat_json(const std::string& s) {
-  std::map<std::string, std::string> out;
-  size_t i = 0;
-  auto ws = [&] {
-    while (i < s.size() && std::isspace((unsigned char)s[i])) ++i;
-  };
-  auto expect = [&](char c) {
-    ws();
-    NL_CHECK(i < s.size() && s[i] == c, "model description: expected '", c, "' at offset ", i, " of ", s);
-    ++i;
-  };
-  auto string = [&] {
-    expect('"');
-    std::string v;
-    while (i < s.size() && s[i] != '"') {
-      if (s[i] == '\\' && i + 1 < s.size()) ++i;
-      v += s[i++];
-    }
-    NL_CHECK(i < s.size(), "model description: unterminated string in ", s);
-    ++i;
-    return v;
-  };
-  expect('{');
-  ws();
-  if (i < s.size() && s[i] == '}') return out;
-  while (true) {
-    std::string key = string();
-    expect(':');
-    ws();
-    std::string value;
-    if (i < s.size() && s[i] == '"') {
-      value = string();
-    } else {
-      while (i < s.size() && s[i] != ',' && s[i] != '}' && !std::isspace((unsigned char)s[i])) value += s[i++];
-      NL_CHECK(!value.empty(), "model description: no value for '", key, "' in ", s);
-    }
-    out[key] = value;
-    ws();
-    NL_CHECK(i < s.size() && (s[i] == ',' || s[i] == '}'), "model description: expected ',' or '}' after '", key,
-             "' in ", s);
-    if (s[i++] == '}') break;
-  }
-  return out;
-}
-
-}  // namespace
-
-GPTConfig gpt_config_from_json(const std::string& json) {
-  const auto fields = parse_flat_json(json);
-  auto get = [&](const char* key) -> const std::string& {
-    auto it = fields.find(key);
-    NL_CHECK(it != fields.end(), "model description: no '", key, "' in ", json);
-    return it->second;
-  };
-  auto integer = [&](const char* key) {
-    char* end = nullptr;
-    const long long v = std::strtoll(get(key).c_str(), &end, 10);
-    NL_CHECK(*end == '\0', "model description: '", key, "' is not an integer: ", get(key));
-    return (int64_t)v;
-  };
-  auto real = [&](const char* key, float fallback) {
-    if (!fields.count(key)) return fallback;
-    char* end = nullptr;
-    const float v = std::strtof(get(key).c_str(), &end);
-    NL_CHECK(*end == '\0', "model description: '", key, "' is not a number: ", get(key));
-    return v;
-  };
-  GPTConfig c;
-  c.vocab = integer("vocab");
-  c.layers = integer("layers");
-  c.dim = integer("dim");
-  c.heads = integer("heads");
-  c.context = integer("context");
-  c.norm.name = get("norm");
-  c.norm.eps = real("eps", c.norm.eps);
-  c.norm.dyt_alpha0 = real("dyt_alpha0", c.norm.dyt_alpha0);
-  c.norm.bhyt_lambda0 = real("bhyt_lambda0", c.norm.bhyt_lambda0);
-  c.norm.bhyt_p = real("bhyt_p", c.norm.bhyt_p);
-  // folding is derived for Pre-LN blocks; an lns model has pre's parameter names, so
-  // without this check it would load and silently compute another function
-  if (fields.count("block")) {
-    c.block = get("block");
-    NL_CHECK(c.block == "pre", "model description: block '", c.block,
-             "' cannot be folded here (only pre-norm blocks are supported)");
-  }
-  c.validate();
-  return c;
-}
-
-FoldReport detect_gpt(GPT& model) {
+FoldReport detect_in_eval_mode(Module& model, const std::function<Var()>& forward) {
   const bool was_training = model.training();
   model.eval();
-  const int64_t T = std::min<int64_t>(model.config.context, 8);
   FoldReport report;
   {
-    Var logits = model.forward(Tensor::from_ints(std::vector<int32_t>(T, 0), {1, T}));
-    report = detect_foldable(logits, &model);
+    const Var output = forward();
+    report = detect_foldable(output, &model);
   }
   model.train(was_training);
   return report;
 }
 
-std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& rep, bool weights_folded) {
-  const GPTConfig& cfg = ln_model.config;
-  NL_CHECK(cfg.norm.name == "ln", "fold: the model's norm is '", cfg.norm.name, "'; only an ln model can be folded");
-  // the plan must be what the cbwc GPT does (nn/gpt.cpp), no more and no less
-  const int64_t sites = 2 * cfg.layers + 1;
-  NL_CHECK((int64_t)rep.norms.size() == sites, "fold: the graph has ", rep.norms.size(), " ", rep.norm_op,
-           " nodes, the GPT has ", sites, " norm sites");
-  for (const NormSite& s : rep.norms)
+std::set<std::string> check_cbwc_sites(const std::string& model_kind, const NormConfig& norm, int64_t layers,
+                                       const FoldReport& report) {
+  NL_CHECK(norm.name == "ln", "fold: the model's norm is '", norm.name, "'; only an ln model can be folded");
+  const int64_t sites = 2 * layers + 1;
+  NL_CHECK((int64_t)report.norms.size() == sites, "fold: the graph has ", report.norms.size(), " ", report.norm_op,
+           " nodes, the ", model_kind, " has ", sites, " norm sites");
+  for (const NormSite& s : report.norms)
     NL_CHECK(s.verdict.status != ZeroMean::No, "fold: ", s.name, " is ", s.verdict.to_string());
-  std::set<std::string> expected, planned;
-  for (int64_t l = 0; l < cfg.layers; ++l)
+  std::set<std::string> projections;
+  for (int64_t l = 0; l < layers; ++l)
     for (const char* m : {".attn.proj.", ".mlp.proj."})
-      for (const char* p : {"weight", "bias"}) expected.insert("blocks." + std::to_string(l) + m + p);
-  int insertions = 0;
-  for (const Centring& c : rep.plan) {
-    if (c.kind == Centring::Kind::Parameter) {
-      NL_CHECK(expected.count(c.name) && c.axis == 0, "fold: the plan centres ", c.name, " along axis ", c.axis,
-               "; the cbwc GPT centres only the attention and MLP output projections, along axis 0");
-      planned.insert(c.name);
-      continue;
-    }
-    ++insertions;
-    const VarImpl* x = c.target.get();
-    auto embedding_of = [&](size_t i, const Var& table) {
-      const auto& in = x->node->inputs[i];
-      return in->node && in->node->op == "embedding" && in->node->inputs[0] == table.impl();
-    };
-    const bool embedding_sum = x->node && x->node->op == "add" && x->node->inputs.size() == 2 &&
-                               embedding_of(0, ln_model.wte->weight) && embedding_of(1, ln_model.wpe->weight);
-    NL_CHECK(embedding_sum, "fold: the plan inserts a centring after ", c.name,
-             "; the cbwc GPT centres only the token + position sum");
-  }
-  NL_CHECK(insertions == 1, "fold: the plan inserts ", insertions, " centrings; the cbwc GPT inserts one");
-  for (const auto& name : expected)
-    NL_CHECK(planned.count(name), "fold: the plan leaves ", name, " uncentred; the cbwc GPT centres it");
+      for (const char* p : {"weight", "bias"}) projections.insert("blocks." + std::to_string(l) + m + p);
+  return projections;
+}
 
-  GPTConfig folded_cfg = cfg;
-  folded_cfg.norm.name = "cbwc";
-  Generator unused(0);
-  auto folded = std::make_shared<GPT>(folded_cfg, unused);
-  load_folded(ln_model, *folded, rep.plan);
-  for (const auto& block : folded->blocks) {
-    block->attn->proj->set_folded(weights_folded);
-    block->mlp->proj->set_folded(weights_folded);
+void set_blocks_folded(const std::vector<std::shared_ptr<Block>>& blocks, bool folded) {
+  for (const auto& block : blocks) {
+    block->attn->proj->set_folded(folded);
+    block->mlp->proj->set_folded(folded);
   }
-  folded->train(ln_model.training());
-  return folded;
 }
 
 }  // namespace nl

@@ -47,11 +47,14 @@
 // changes of all foldable norms then leaves every output unchanged, and each folded
 // norm sees an exactly zero-mean input, so LN(z) = RMS(z) + beta there.
 #pragma once
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "nn/gpt.h"
+#include "nn/vit.h"
 
 namespace nl {
 
@@ -111,7 +114,22 @@ void centre_parameters(Module& model, const std::vector<Centring>& plan);
 // centres those the plan names. Throws naming a parameter without a twin.
 void load_folded(const Module& from, Module& to, const std::vector<Centring>& plan);
 
-// ---- GPT: folding an `ln` model into its `cbwc` form (nn/gpt.cpp)
+// ---- pieces shared by the GPT and ViT folds (nn/fold.cpp)
+
+// Runs `forward` once in eval mode with recording on (the training flag is restored)
+// and returns the report for the graph behind its output, with `model`'s names.
+FoldReport detect_in_eval_mode(Module& model, const std::function<Var()>& forward);
+
+// Throws unless `report` has the 2L+1 norm sites of a Pre-LN `model_kind` ("GPT",
+// "ViT") of `layers` blocks whose norm is ln, all foldable. Returns the parameters its
+// cbwc form centres in the blocks: "blocks.l.attn.proj.weight", ... ".mlp.proj.bias".
+std::set<std::string> check_cbwc_sites(const std::string& model_kind, const NormConfig& norm, int64_t layers,
+                                       const FoldReport& report);
+
+// Marks every block's out-projections as holding folded weights (Linear::set_folded).
+void set_blocks_folded(const std::vector<std::shared_ptr<Block>>& blocks, bool folded);
+
+// ---- GPT: folding an `ln` model into its `cbwc` form (nn/fold_gpt.cpp)
 
 // Reads the model description checkpoints store (train/gpt_run.cpp writes it):
 // {"vocab": 256, "layers": 4, "dim": 128, "heads": 4, "context": 64, "norm": "ln", ...}.
@@ -129,5 +147,20 @@ FoldReport detect_gpt(GPT& model);
 // recomputing V = W - mean(W) at each forward (inference); either way it computes the
 // same function. Throws a one-line error naming the first mismatch.
 std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& report, bool weights_folded = true);
+
+// ---- ViT: the same for an `ln` ViT (nn/fold_vit.cpp)
+
+// Reads the ViT description train/vit_run.cpp stores: {"arch": "vit", "image": 28, ...}.
+ViTConfig vit_config_from_json(const std::string& json);
+
+// The report for one eval-mode forward pass of `model` on one blank image.
+FoldReport detect_vit(ViT& model);
+
+// Folds an ln ViT whose report is the cbwc form: all 2L+1 norms foldable; the token
+// sum [cls ; patches] + pos_embed made zero-mean (by centring the patch projection,
+// cls_token and pos_embed, or by a centring inserted after the sum); every attention
+// out-projection and MLP down-projection centred; nothing else. Returns a cbwc ViT with
+// the centred weights (its own centring of the token sum then has nothing left to do).
+std::shared_ptr<ViT> fold_vit(ViT& ln_model, const FoldReport& report, bool weights_folded = true);
 
 }  // namespace nl

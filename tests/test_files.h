@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -70,6 +72,18 @@ inline RunResult run_program(const std::string& program, const std::string& args
   r.out = read_bytes(out);
   r.err = read_bytes(err);
   return r;
+}
+
+// The largest |a[step] - b[step]| over the steps of b (every one must be in a), and
+// whether all were found: for comparing two runs' per-step losses.
+inline std::pair<double, bool> largest_difference(const std::map<int, double>& a, const std::map<int, double>& b) {
+  double worst = 0;
+  for (const auto& [step, value] : b) {
+    auto it = a.find(step);
+    if (it == a.end()) return {worst, false};
+    worst = std::max(worst, std::fabs(value - it->second));
+  }
+  return {worst, true};
 }
 
 }  // namespace nl::test

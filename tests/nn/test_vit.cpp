@@ -14,10 +14,12 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "nn/vit.h"
+#include "tests/nn/vit_fixtures.h"
 #include "tests/param_gradcheck.h"
 #include "tests/test_util.h"
 
 using namespace nl;
+using namespace nl::test;
 
 namespace {
 
@@ -91,40 +93,6 @@ std::vector<double> attention_ref(const std::vector<double>& x, int64_t B, int64
                 std::exp(s[j] - mx) / z * qkv[(b * T + j) * 3 * C + 2 * C + h * hd + e];
       }
   return linear_ref(heads, B * T, C, Wo, bo, C);
-}
-
-ViTConfig tiny_config(const std::string& norm) {
-  ViTConfig c;
-  c.image = 8;
-  c.patch = 4;   // 4 patches + the class token: 5 tokens
-  c.classes = 3;
-  c.layers = 1;
-  c.dim = 8;
-  c.heads = 2;
-  c.norm.name = norm;
-  return c;
-}
-
-// Moves every parameter away from its initialisation (gains away from 1, biases and
-// the zero head away from 0), where a swapped or missing term shows.
-void scramble(ViT& model, Generator& gen) {
-  for (auto& [name, p] : model.named_parameters()) {
-    Tensor& v = p.value();
-    const bool is_norm = name.find("ln") != std::string::npos;
-    const bool weight = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
-    Tensor r;
-    if (name.find("alpha") != std::string::npos || name.find("lambda") != std::string::npos)
-      r = gen.uniform(v.shape(), 0.6f, 1.4f);
-    else if (is_norm && weight)
-      r = add_scalar(gen.normal(v.shape(), 0.0f, 0.3f), 1.0f);
-    else if (is_norm || name.find("bias") != std::string::npos)
-      r = gen.normal(v.shape(), 0.0f, 0.2f);
-    else if (name == "cls_token" || name == "pos_embed")
-      r = gen.normal(v.shape(), 0.0f, 0.7f);
-    else
-      r = gen.normal(v.shape(), 0.0f, 0.3f);
-    v.copy_from(r);
-  }
 }
 
 double loss_of(const ViT& model, const Tensor& images, const Tensor& labels) {

@@ -24,8 +24,10 @@
 #include "train/gpt_run.h"
 #include "train/sampling.h"
 #include "train/text_data.h"
+#include "tests/test_files.h"
 
 using namespace nl;
+using namespace nl::test;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
@@ -48,37 +50,8 @@ bool ready() {
   return false;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("normlab_fold_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-Result run_fold(const std::string& args, const TempDir& scratch) {
-  const std::string out = scratch.sub("stdout.txt"), err = scratch.sub("stderr.txt");
-  const std::string cmd = kProgram + " --threads 1 " + args + " >" + out + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_bytes(out);
-  r.err = read_bytes(err);
-  return r;
+RunResult run_fold(const std::string& args, const TempDir& scratch) {
+  return run_program(kProgram, "--threads 1 " + args, scratch);
 }
 
 // A 2-layer model small enough to train in a fraction of a second.
@@ -130,7 +103,7 @@ TEST_CASE("fold_ln: a trained ln checkpoint folds into a cbwc one with the same 
   TempDir tmp;
   const GPTRunConfig run = tiny_run(tmp.sub("ln"), "ln", 40);
   run_gpt(run);
-  const Result r = run_fold("--in " + tmp.sub("ln") + " --out " + tmp.sub("folded"), tmp);
+  const RunResult r = run_fold("--in " + tmp.sub("ln") + " --out " + tmp.sub("folded"), tmp);
   INFO("exit " << r.code << "\nstdout:\n" << r.out << "stderr:\n" << r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("5 foldable (0 as is, 5 if centred), 0 not foldable"));
@@ -184,7 +157,7 @@ TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the l
   GPTRunConfig ln_run = tiny_run(tmp.sub("ln"), "ln", 40);
   ln_run.stop_after = 20;
   run_gpt(ln_run);
-  const Result r = run_fold("--in " + tmp.sub("ln/checkpoint.safetensors") + " --out " + tmp.sub("cbwc"), tmp);
+  const RunResult r = run_fold("--in " + tmp.sub("ln/checkpoint.safetensors") + " --out " + tmp.sub("cbwc"), tmp);
   INFO("exit " << r.code << "\nstdout:\n" << r.out << "stderr:\n" << r.err);
   REQUIRE(r.code == 0);
 
@@ -197,11 +170,8 @@ TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the l
 
   const auto a = losses(tmp.sub("ln/log.csv")), b = losses(tmp.sub("cbwc/log.csv"));
   REQUIRE(b.size() == 20);
-  double worst = 0;
-  for (const auto& [step, loss] : b) {
-    REQUIRE(a.count(step));
-    worst = std::max(worst, std::fabs(loss - a.at(step)));
-  }
+  const auto [worst, all_steps] = largest_difference(a, b);
+  REQUIRE(all_steps);
   INFO("largest |train loss difference| over steps 21-40: " << worst);
   CHECK(worst < 1e-4);
 }
@@ -209,13 +179,13 @@ TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the l
 TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with one line and writes nothing", "[fold]") {
   if (!ready()) return;
   TempDir tmp;
-  Result missing = run_fold("--in " + tmp.sub("nothing") + " --out " + tmp.sub("out"), tmp);
+  RunResult missing = run_fold("--in " + tmp.sub("nothing") + " --out " + tmp.sub("out"), tmp);
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Contains("no checkpoint at"));
   CHECK(!fs::exists(tmp.sub("out")));
 
   run_gpt(tiny_run(tmp.sub("rms"), "rms", 2));
-  Result rms = run_fold("--in " + tmp.sub("rms") + " --out " + tmp.sub("out"), tmp);
+  RunResult rms = run_fold("--in " + tmp.sub("rms") + " --out " + tmp.sub("out"), tmp);
   INFO(rms.err);
   CHECK(rms.code == 2);
   CHECK_THAT(rms.err, Contains("'rms' model"));
@@ -223,7 +193,7 @@ TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with 
   CHECK(!fs::exists(tmp.sub("out")));
 
   run_gpt(tiny_run(tmp.sub("ln"), "ln", 2));
-  Result self = run_fold("--in " + tmp.sub("ln") + " --out " + tmp.sub("ln"), tmp);
+  RunResult self = run_fold("--in " + tmp.sub("ln") + " --out " + tmp.sub("ln"), tmp);
   CHECK(self.code == 2);
   CHECK_THAT(self.err, Contains("overwrite"));
 }

@@ -1,0 +1,109 @@
+// Tests of fold_ln (train/cli/fold_ln.cpp) on ViT checkpoints that run_vit writes, on the
+// real Fashion-MNIST (skipped where the package is missing): the folded checkpoint
+// predicts the same class as the ln model for every one of the 10 000 test images, and
+// train_vit resumed from it continues the ln run's losses.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "tests/test_files.h"
+#include "train/vit_run.h"
+
+using namespace nl;
+using namespace nl::test;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+#ifndef NL_BUILD_DIR
+#define NL_BUILD_DIR "build/release"
+#endif
+
+namespace {
+
+const std::string kFoldLn = NL_BUILD_DIR "/fold_ln";
+
+bool have_data() {
+  if (fs::exists(std::string(kFashionMnistDir) + "/t10k-images-idx3-ubyte.gz")) return true;
+  WARN("skipped: no Fashion-MNIST in " << kFashionMnistDir << " (apt-get install dataset-fashion-mnist)");
+  return false;
+}
+
+// A 2-layer ViT that trains 40 steps in about a second on one thread.
+ViTRunConfig tiny_vit(const std::string& out_dir, const std::string& norm) {
+  ViTRunConfig c;
+  c.model.norm.name = norm;
+  c.model.layers = 2;
+  c.model.dim = 32;
+  c.model.heads = 2;
+  c.batch = 64;
+  c.steps = 40;
+  c.warmup = 5;
+  c.eval_every = 20;
+  c.threads = 1;
+  c.out_dir = out_dir;
+  c.quiet = true;
+  return c;
+}
+
+// step -> training loss, from a run's log.csv (step, lr, train loss, ...)
+std::map<int, double> train_losses(const std::string& log) {
+  std::map<int, double> out;
+  std::ifstream in(log);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const size_t first = line.find(','), second = line.find(',', first + 1);
+    out[std::atoi(line.c_str())] = std::atof(line.c_str() + second + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fold_ln: an ln ViT folds into a cbwc one predicting the same class on the whole test set", "[fold][vit]") {
+  REQUIRE(fs::exists(kFoldLn));
+  if (!have_data()) return;
+  TempDir tmp;
+  ViTRunConfig ln = tiny_vit(tmp.sub("ln"), "ln");
+  ln.stop_after = 20;
+  run_vit(ln);
+  const RunResult r = run_program(kFoldLn, "--threads 1 --in " + tmp.sub("ln") + " --out " + tmp.sub("cbwc"), tmp);
+  INFO("exit " << r.code << "\nstdout:\n" << r.out << "stderr:\n" << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("5 foldable (0 as is, 5 if centred), 0 not foldable"));
+  CHECK_THAT(r.out, Contains("centre pos_embed along axis 1"));
+  CHECK_THAT(r.out, Contains("predicted classes identical for 10000 of 10000"));
+  CHECK_THAT(r.out, Contains("wrote " + tmp.sub("cbwc/checkpoint.safetensors") + " (cbwc, step 20)"));
+
+  // both continue from step 20 to 40: the cbwc run takes the ln run's steps
+  ln.stop_after = -1;
+  ln.resume = true;
+  run_vit(ln);
+  ViTRunConfig cbwc = tiny_vit(tmp.sub("cbwc"), "cbwc");
+  cbwc.resume = true;
+  run_vit(cbwc);
+  const auto a = train_losses(tmp.sub("ln/log.csv")), b = train_losses(tmp.sub("cbwc/log.csv"));
+  REQUIRE(b.size() == 20);
+  const auto [worst, all_steps] = largest_difference(a, b);
+  REQUIRE(all_steps);
+  INFO("largest |train loss difference| over steps 21-40: " << worst);
+  CHECK(worst < 1e-4);
+}
+
+TEST_CASE("fold_ln: a ViT checkpoint of another norm exits 2 with one line and writes nothing", "[fold][vit]") {
+  REQUIRE(fs::exists(kFoldLn));
+  if (!have_data()) return;
+  TempDir tmp;
+  ViTRunConfig rms = tiny_vit(tmp.sub("rms"), "rms");
+  rms.steps = 2;
+  run_vit(rms);
+  const RunResult r = run_program(kFoldLn, "--in " + tmp.sub("rms") + " --out " + tmp.sub("out"), tmp);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("'rms' model"));
+  CHECK(count_lines(r.err) == 1);
+  CHECK(!fs::exists(tmp.sub("out")));
+}
