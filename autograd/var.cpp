@@ -1,9 +1,12 @@
 // Var, recording, and the backward engine.
 #include "autograd/var.h"
 
+#include <chrono>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/profile.h"
 #include "tensor/ops.h"
 
 namespace nl {
@@ -53,6 +56,7 @@ Var record(const char* op, Tensor value, std::vector<Var> inputs, BackwardFn bac
   node->op = op;
   for (const Var& v : inputs) node->inputs.push_back(v.impl());
   node->backward = std::move(backward);
+  node->phase = profile::current_phase();
   Var out(std::move(value), true);
   out.impl()->node = node;
   node->output = out.impl();
@@ -80,6 +84,13 @@ void Var::backward(const Tensor& upstream, bool retain_graph) const {
   NL_CHECK(upstream.shape() == impl_->value.shape(), "backward: upstream gradient ", describe(upstream),
            " does not match the value ", describe(impl_->value));
 
+  using Clock = std::chrono::steady_clock;
+  const bool profiling = profile::enabled();
+  auto charge = [](const std::string& phase, Clock::time_point since) {
+    profile::add(phase, std::chrono::duration<double>(Clock::now() - since).count());
+  };
+  Clock::time_point walk_start = profiling ? Clock::now() : Clock::time_point{};
+
   std::vector<VarImpl*> order;  // post-order: inputs before the Vars computed from them
   std::unordered_set<VarImpl*> visited;
   std::vector<std::pair<VarImpl*, size_t>> stack{{impl_.get(), 0}};
@@ -97,15 +108,18 @@ void Var::backward(const Tensor& upstream, bool retain_graph) const {
 
   std::unordered_map<VarImpl*, Tensor> pending;  // gradients of non-leaf Vars, summed
   pending[impl_.get()] = upstream;
+  if (profiling) charge("graph walk backward", walk_start);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     VarImpl* v = *it;
     auto found = pending.find(v);
     if (found == pending.end()) continue;
     Tensor g = std::move(found->second);
     pending.erase(found);
+    const Clock::time_point node_start = profiling ? Clock::now() : Clock::time_point{};
     if (!v->node) {  // a leaf: accumulate into .grad, which persists between calls
       if (!v->grad.defined()) v->grad = g.clone();
       else add_(v->grad, g);
+      if (profiling) charge("leaf grad sum backward", node_start);
       continue;
     }
     Node& node = *v->node;
@@ -128,6 +142,7 @@ void Var::backward(const Tensor& upstream, bool retain_graph) const {
       node.backward = nullptr;  // frees the tensors the closure saved
       node.released = true;
     }
+    if (profiling) charge(std::string(node.phase ? node.phase : "unscoped") + " backward", node_start);
   }
 }
 

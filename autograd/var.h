@@ -36,6 +36,7 @@ struct Node {
   std::vector<float> attrs;                      // small op parameters (scalar factors, p of dropout, ...)
   bool training = false;                         // for dropout-like ops: recorded in training mode
   std::weak_ptr<VarImpl> output;                 // the Var this node produced
+  const char* phase = nullptr;                   // profile::Scope open when recorded (profiling only)
 };
 
 class Var {

@@ -21,63 +21,16 @@
 #include "tensor/norms.h"
 #include "tensor/threads.h"
 #include "train/args.h"
+#include "bench/bench_util.h"
 
 using namespace nl;
+using namespace nl::bench;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_of(const std::function<void()>& f) {
-  const auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Runs each function in turn, `reps` times (fewer when a repetition would blow the
-// budget, never fewer than 5), the order rotating so that drifting clocks hit all
-// alike; a sample repeats a call until it lasts ~2 ms. Returns per function the median
-// seconds per call and the median over repetitions of t[0] / t[i].
-struct Timings {
-  std::vector<double> seconds, ratio;
-  int reps = 0;
-};
-
+// bench_fold's samples last about 2 ms and each group is held to its budget.
 Timings interleaved(const std::vector<std::function<void()>>& fns, int reps, double budget_s) {
-  const size_t n = fns.size();
-  std::vector<int> inner(n);
-  double per_rep = 0;
-  for (size_t i = 0; i < n; ++i) {
-    fns[i]();  // warm-up: caches, allocator, threads
-    const double t = std::max(seconds_of(fns[i]), 1e-7);
-    inner[i] = std::max(1, std::min(1000, (int)(2e-3 / t)));
-    per_rep += t * inner[i];
-  }
-  reps = std::max(5, std::min(reps, (int)(budget_s / per_rep)));
-  std::vector<std::vector<double>> samples(n, std::vector<double>(reps));
-  for (int r = 0; r < reps; ++r)
-    for (size_t j = 0; j < n; ++j) {
-      const size_t i = (j + (size_t)r) % n;
-      samples[i][r] = seconds_of([&] {
-                        for (int k = 0; k < inner[i]; ++k) fns[i]();
-                      }) /
-                      inner[i];
-    }
-  Timings out;
-  out.reps = reps;
-  for (size_t i = 0; i < n; ++i) {
-    out.seconds.push_back(median(samples[i]));
-    std::vector<double> q(reps);
-    for (int r = 0; r < reps; ++r) q[r] = samples[0][r] / samples[i][r];
-    out.ratio.push_back(median(q));
-  }
-  return out;
+  return time_interleaved(fns, std::max(reps, 5), budget_s, 2e-3);
 }
 
 struct ModelConfig {
@@ -120,8 +73,8 @@ void bench_models(bool quick) {
                                 quick ? 5 : 30, budget);
         const double tokens = (double)(B * T);
         std::printf("%-6s %2lld %4lld  %9.3f %9.3f  %9.0f %9.0f  %+7.1f%%  %9.1f%%  %4d\n", mc.name.c_str(),
-                    (long long)B, (long long)T, 1e3 * t.seconds[0], 1e3 * t.seconds[1], tokens / t.seconds[0],
-                    tokens / t.seconds[1], 100.0 * (t.ratio[1] - 1.0), 100.0 * t.seconds[2] / t.seconds[0], t.reps);
+                    (long long)B, (long long)T, 1e3 * t.median_s[0], 1e3 * t.median_s[1], tokens / t.median_s[0],
+                    tokens / t.median_s[1], 100.0 * (t.ratio[1] - 1.0), 100.0 * t.median_s[2] / t.median_s[0], t.reps);
       }
   }
   std::printf("speed-up: median over repetitions of t(ln) / t(folded) - 1. LN share: time of the ln model's\n"
@@ -140,8 +93,8 @@ void bench_kernels(bool quick) {
                             quick ? 5 : 41, quick ? 0.3 : 2.0);
     // bytes each must move: read x, write y (the per-row statistics are negligible)
     const double bytes = 2.0 * (double)(N * C) * sizeof(float);
-    std::printf("%5lld  %9.3f %9.3f  %+7.1f%%  %9.1f %9.1f  %4d\n", (long long)C, 1e3 * t.seconds[0],
-                1e3 * t.seconds[1], 100.0 * (t.ratio[1] - 1.0), bytes / t.seconds[0] / 1e9, bytes / t.seconds[1] / 1e9,
+    std::printf("%5lld  %9.3f %9.3f  %+7.1f%%  %9.1f %9.1f  %4d\n", (long long)C, 1e3 * t.median_s[0],
+                1e3 * t.median_s[1], 100.0 * (t.ratio[1] - 1.0), bytes / t.median_s[0] / 1e9, bytes / t.median_s[1] / 1e9,
                 t.reps);
   }
   std::printf("speed-up: median of t(LN) / t(RMS) - 1; GB/s: (read x + write y) / time.\n");

@@ -1,26 +1,34 @@
 // bench_gpt: time of one full GPT training step (forward, backward, gradient clipping,
 // AdamW on the flat parameter buffer), as train/gpt_run.cpp runs it, for the `tiny` and
-// `small` configurations of BENCHMARKS.md and each norm. Token ids are random (from
-// nl::Generator), so the benchmark needs no data files. Per run it prints the median
-// ms/step after one warm-up step, tokens/s, the achieved GFLOP/s by BENCHMARKS.md's
-// formula, the allocations that reached the system after the first step (expected 0)
-// and the peak memory in use. Nothing passes or fails on time.
-// A second table times a few norms side by side with their steps interleaved (by default
-// rms, bhyt and bhyt-exact), as ratios: training step and forward-only pass.
-//   build/release/bench_gpt [--threads 2] [--configs tiny,small] [--norms ln,rms,cbwc,dyt,bhyt]
+// `small` configurations of BENCHMARKS.md, each norm, and each thread count. Token ids
+// are random (from nl::Generator), so the benchmark needs no data files. Nothing passes
+// or fails on time. For each thread count and configuration it prints:
+//   1. the sgemm roof of the step, measured in the same run: every matrix product of the
+//      step (the linears' forward, input and weight gradients, the tied head, attention's
+//      six per-head products) timed as a direct cblas_sgemm call, priced by its count;
+//   2. per norm: median ms/step after one warm-up step, tokens/s, GFLOP/s by
+//      BENCHMARKS.md's formula, the ratio to the roof, the allocations that reached the
+//      system after the first step (expected 0) and the peak memory in use;
+//   3. for the first norm, the step split into phases (autograd/profile.h: embedding,
+//      norms, attention, MLP, residual adds, head, loss, the backward of each, the
+//      optimizer), means over the timed steps that add up to the mean step;
+// and, at the last thread count, a table of a few norms side by side (default rms, bhyt,
+// bhyt-exact), their steps interleaved, as ratios: training step and forward-only pass.
+//   build/release/bench_gpt [--threads 1,2] [--configs tiny,small] [--norms ln,rms,cbwc,dyt,bhyt]
 //                           [--steps N] [--compare rms,bhyt,bhyt-exact] [--json FILE]
-#include <sys/resource.h>
+#include <cblas.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "autograd/profile.h"
+#include "bench/bench_util.h"
 #include "nn/gpt.h"
 #include "tensor/allocator.h"
 #include "tensor/random.h"
@@ -29,6 +37,7 @@
 #include "train/optim.h"
 
 using namespace nl;
+using namespace nl::bench;
 
 namespace {
 
@@ -55,30 +64,73 @@ double step_flops(const BenchConfig& c) {
   return 6.0 * n_mm * B * T + 6.0 * L * C * T * B * T;
 }
 
-struct Result {
-  std::string config, norm;
-  int threads = 0;
-  int64_t steps = 0, params = 0;
-  double ms_median = 0, ms_min = 0, tok_s = 0, gflops = 0;
-  int64_t system_allocs_after_first = 0;
-  double peak_mib = 0;
-  float last_loss = 0;
-  // CPU seconds over wall seconds times threads during the timed steps. Idle threads
-  // spin, so an uncontended run is near 1; well below, another process held a core.
-  double core_share = 0;
+// ---------------------------------------------------------------- the sgemm roof
+
+// One matrix product C (M, N) = op(A) op(B), done `count` times per step.
+struct Product {
+  std::string name;
+  int64_t M, N, K;
+  bool ta, tb;
+  int64_t count;
+  double seconds = 0;  // median of a direct cblas_sgemm call
 };
 
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+// Every product of a training step. A linear x W^T with x (BT, in), W (out, in) runs
+// forward NT (BT, out, in), input gradient dY W NN (BT, in, out), weight gradient
+// dY^T x TN (out, in, BT). Attention per layer and per (batch, head): S = Q K^T,
+// dQ = dS K, dK = dS^T Q, Y = P V, dP = dY V^T, dV = P^T dY.
+std::vector<Product> step_products(const BenchConfig& c) {
+  const int64_t BT = c.batch * c.context, C = c.dim, L = c.layers, T = c.context, hd = c.dim / c.heads;
+  const int64_t per_head = L * c.batch * c.heads;
+  std::vector<Product> p;
+  auto linear = [&](const std::string& name, int64_t in, int64_t out, int64_t count) {
+    p.push_back({name + " fwd", BT, out, in, false, true, count});
+    p.push_back({name + " dX", BT, in, out, false, false, count});
+    p.push_back({name + " dW", out, in, BT, true, false, count});
+  };
+  linear("qkv", C, 3 * C, L);
+  linear("attn proj", C, C, L);
+  linear("fc", C, 4 * C, L);
+  linear("mlp proj", 4 * C, C, L);
+  linear("head", C, c.vocab, 1);
+  p.push_back({"attn S = QK^T", T, T, hd, false, true, per_head});
+  p.push_back({"attn dQ = dS K", T, hd, T, false, false, per_head});
+  p.push_back({"attn dK = dS^T Q", T, hd, T, true, false, per_head});
+  p.push_back({"attn Y = PV", T, hd, T, false, false, per_head});
+  p.push_back({"attn dP = dY V^T", T, T, hd, false, true, per_head});
+  p.push_back({"attn dV = P^T dY", T, hd, T, true, false, per_head});
+  return p;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+struct Roof {
+  double seconds = 0, flops = 0;
+  std::vector<Product> products;
+};
+
+Roof measure_roof(const BenchConfig& c) {
+  Roof roof;
+  roof.products = step_products(c);
+  Generator gen(5);
+  for (Product& p : roof.products) {
+    Tensor a = gen.normal(p.ta ? Shape{p.K, p.M} : Shape{p.M, p.K});
+    Tensor b = gen.normal(p.tb ? Shape{p.N, p.K} : Shape{p.K, p.N});
+    Tensor out = Tensor::zeros({p.M, p.N});
+    const float *pa = a.data(), *pb = b.data();
+    float* po = out.data();
+    p.seconds = time_interleaved({[&] {
+                                   cblas_sgemm(CblasRowMajor, p.ta ? CblasTrans : CblasNoTrans,
+                                               p.tb ? CblasTrans : CblasNoTrans, (int)p.M, (int)p.N, (int)p.K, 1.0f,
+                                               pa, (int)a.size(1), pb, (int)b.size(1), 0.0f, po, (int)p.N);
+                                 }},
+                                 9, 0.0, 2e-3)
+                    .median_s[0];
+    roof.seconds += p.seconds * (double)p.count;
+    roof.flops += 2.0 * (double)p.M * (double)p.N * (double)p.K * (double)p.count;
+  }
+  return roof;
 }
+
+// ---------------------------------------------------------------- one model's steps
 
 // One model with its optimizer and a batch source: a training step (forward, backward,
 // clipping, AdamW) and a forward-only pass (no graph recorded), each timed alone.
@@ -93,22 +145,29 @@ class StepRunner {
   const GPT& model() const { return model_; }
   float last_loss() const { return last_loss_; }
 
-  // seconds of one training step; the random batch is drawn outside the timed span
+  // seconds of one training step; the random batch is drawn outside the timed span.
+  // With profiling on, the zeroing of gradients and the optimizer are phases too.
   double train_step() {
     next_batch();
-    const auto t0 = std::chrono::steady_clock::now();
-    flat_.grads.fill_(0.0f);
+    const auto t0 = Clock::now();
+    {
+      profile::Scope scope("zero grads");
+      flat_.grads.fill_(0.0f);
+    }
     Var loss = model_.loss(x_, y_);
     loss.backward();
-    clip_grad_norm(flat_, 1.0f);
-    optim_->step(1e-3f);
+    {
+      profile::Scope scope("optimizer (clip + AdamW)");
+      clip_grad_norm(flat_, 1.0f);
+      optim_->step(1e-3f);
+    }
     last_loss_ = loss.item();
     return seconds_since(t0);
   }
   // seconds of one forward pass to the loss with no autograd recording (inference cost)
   double forward_only() {
     next_batch();
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     NoGradGuard no_grad;
     last_loss_ = model_.loss(x_, y_).item();
     return seconds_since(t0);
@@ -124,9 +183,6 @@ class StepRunner {
     mc.context = bc.context;
     mc.norm.name = norm;
     return mc;
-  }
-  static double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   // random next-token batches: the step's cost does not depend on the text
   void next_batch() {
@@ -145,17 +201,33 @@ class StepRunner {
   float last_loss_ = 0;
 };
 
-Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int64_t steps) {
+struct Result {
+  std::string config, norm;
+  int threads = 0;
+  int64_t steps = 0, params = 0;
+  double ms_median = 0, ms_min = 0, ms_mean = 0, tok_s = 0, gflops = 0, roof_ratio = 0;
+  int64_t system_allocs_after_first = 0;
+  double peak_mib = 0;
+  float last_loss = 0;
+  // CPU seconds over wall seconds times threads during the timed steps. Idle threads
+  // spin, so an uncontended run is near 1; well below, another process held a core.
+  double core_share = 0;
+  std::vector<std::pair<std::string, double>> phases;  // mean seconds per step (profiled runs)
+};
+
+Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int64_t steps, bool profiled,
+               const Roof& roof) {
   StepRunner runner(bc, norm);
   allocator_reset_peak(Device::CPU);
   runner.train_step();  // warm-up: fills the allocator's cache and the thread pool
   const int64_t allocs_after_first = allocator_stats(Device::CPU).system_allocs;
   std::vector<double> times;
-  const double cpu0 = cpu_seconds();
-  const auto wall0 = std::chrono::steady_clock::now();
+  profile::reset();
+  profile::enable(profiled);
+  const CoreShare share(threads);
   for (int64_t s = 0; s < steps; ++s) times.push_back(runner.train_step());
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const double core_share = (cpu_seconds() - cpu0) / (wall * threads);
+  profile::enable(false);
+  const double core_share = share.get();
   const AllocatorStats after = allocator_stats(Device::CPU);
   NL_CHECK(std::isfinite(runner.last_loss()), "bench_gpt: ", bc.name, " with ", norm, " gave a non-finite loss");
 
@@ -168,30 +240,73 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
   const double med = median(times);
   r.ms_median = med * 1e3;
   r.ms_min = *std::min_element(times.begin(), times.end()) * 1e3;
+  double total = 0;
+  for (double t : times) total += t;
+  r.ms_mean = total / (double)steps * 1e3;
   r.tok_s = (double)(bc.batch * bc.context) / med;
   r.gflops = step_flops(bc) / med * 1e-9;
+  r.roof_ratio = med / roof.seconds;
   r.system_allocs_after_first = after.system_allocs - allocs_after_first;
   r.peak_mib = (double)after.peak_in_use_bytes / 1048576.0;
   r.last_loss = runner.last_loss();
   r.core_share = core_share;
+  if (profiled)
+    for (const auto& [phase, seconds] : profile::totals()) r.phases.emplace_back(phase, seconds / (double)steps);
+  profile::reset();
   return r;
+}
+
+// The phases of one profiled run: forward and backward side by side, then the rest,
+// and what no phase covers (the step's own bookkeeping, the loss's item()), so that the
+// rows add up to the mean step.
+void print_breakdown(const Result& r) {
+  std::printf("\n  %s %s, %d thread%s: where a step goes (means over %lld profiled steps)\n", r.config.c_str(),
+              r.norm.c_str(), r.threads, r.threads > 1 ? "s" : "", (long long)r.steps);
+  std::printf("  %-28s %10s %10s %10s %7s\n", "phase", "fwd ms", "bwd ms", "total ms", "share");
+  std::map<std::string, double> by_name(r.phases.begin(), r.phases.end());
+  double covered = 0;
+  auto row = [&](const std::string& name, double fwd, double bwd) {
+    std::printf("  %-28s %10.2f %10.2f %10.2f %6.1f%%\n", name.c_str(), fwd * 1e3, bwd * 1e3, (fwd + bwd) * 1e3,
+                100.0 * (fwd + bwd) / (r.ms_mean * 1e-3));
+    covered += fwd + bwd;
+  };
+  std::vector<std::string> done;
+  auto is_backward = [](const std::string& name) {
+    return name.size() > 9 && name.compare(name.size() - 9, 9, " backward") == 0;
+  };
+  for (const auto& [name, seconds] : r.phases) {
+    if (is_backward(name)) continue;
+    const auto bwd = by_name.find(name + " backward");
+    row(name, seconds, bwd == by_name.end() ? 0.0 : bwd->second);
+    done.push_back(name);
+    if (bwd != by_name.end()) done.push_back(bwd->first);
+  }
+  // backward-only phases (the graph walk, summing into leaf gradients)
+  for (const auto& [name, seconds] : r.phases)
+    if (std::find(done.begin(), done.end(), name) == done.end())
+      row(is_backward(name) ? name.substr(0, name.size() - 9) : name, 0.0, seconds);
+  row("other (not in any phase)", r.ms_mean * 1e-3 - covered, 0.0);
+  std::printf("  %-28s %10s %10s %10.2f  (mean step; median %.2f)\n", "sum", "", "", r.ms_mean, r.ms_median);
 }
 
 // Times the norms of `norms` side by side on one configuration, their steps interleaved
 // (norm 1, norm 2, ..., norm 1, ...) so that a load that comes and goes hits all of them
-// alike, and prints median ms of a training step and of a forward-only pass, and each
+// alike, and returns median ms of a training step and of a forward-only pass, and each
 // norm's ratio to the first. Used for BHyT against BHyT* and RMSNorm (the paper's claim:
 // the block-level approximation 13.7 % faster than BHyT*, BHyT 1.6 % faster than RMSNorm).
 struct CompareRow {
   std::string config, norm;
+  int threads = 0;
   double train_ms = 0, forward_ms = 0, train_ratio = 0, forward_ratio = 0;
 };
-std::vector<CompareRow> compare_norms(const BenchConfig& bc, const std::vector<std::string>& norms, int64_t steps) {
+
+std::vector<CompareRow> compare_side_by_side(const BenchConfig& bc, const std::vector<std::string>& norms,
+                                             int64_t rounds, int threads) {
   std::vector<std::unique_ptr<StepRunner>> runners;
   for (const auto& n : norms) runners.push_back(std::make_unique<StepRunner>(bc, n));
   for (auto& r : runners) r->train_step(), r->forward_only();  // warm-up
   std::vector<std::vector<double>> train(norms.size()), forward(norms.size());
-  for (int64_t s = 0; s < steps; ++s)
+  for (int64_t s = 0; s < rounds; ++s)
     for (size_t i = 0; i < runners.size(); ++i) {
       train[i].push_back(runners[i]->train_step());
       forward[i].push_back(runners[i]->forward_only());
@@ -201,6 +316,7 @@ std::vector<CompareRow> compare_norms(const BenchConfig& bc, const std::vector<s
     CompareRow row;
     row.config = bc.name;
     row.norm = norms[i];
+    row.threads = threads;
     row.train_ms = median(train[i]) * 1e3;
     row.forward_ms = median(forward[i]) * 1e3;
     row.train_ratio = row.train_ms / (median(train[0]) * 1e3);
@@ -210,42 +326,30 @@ std::vector<CompareRow> compare_norms(const BenchConfig& bc, const std::vector<s
   return rows;
 }
 
-// The 1-minute load average: other processes on the cores distort every timing, so
-// the benchmark prints it beside its results.
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string one;
-  return (f >> one) ? one : std::string("unknown");
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) v.push_back(item);
-  return v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
-  Args args("bench_gpt", "Median ms per GPT training step (forward, backward, AdamW) per configuration and norm.");
-  args.add("--threads", "2", "CPU threads (OpenMP and OpenBLAS)");
+  Args args("bench_gpt",
+            "Median ms per GPT training step (forward, backward, AdamW) per configuration, norm and thread count, "
+            "against the sgemm roof of the step measured in the same run, with a per-phase breakdown.");
+  args.add("--threads", "1,2", "CPU thread counts to run (OpenMP and OpenBLAS), comma separated");
   args.add("--configs", "tiny,small", "configurations: tiny (L4 C128 T64 B16), small (L6 C384 T256 B8)");
   args.add("--norms", "ln,rms,cbwc,dyt,bhyt", "norms to run (any of ln, rms, cbwc, dyt, bhyt, bhyt-exact)");
   args.add("--steps", "0", "timed steps after one warm-up step (0: tiny 20, small 3)");
-  args.add("--json", "", "also write the results to this JSON file");
+  args.add("--breakdown", "first", "per-phase breakdown for: first (the first norm), all, none");
   args.add("--compare", "rms,bhyt,bhyt-exact",
-           "norms timed side by side, steps interleaved, as ratios to the first (empty: skip)");
+           "norms timed side by side at the last thread count, steps interleaved, as ratios to the first (empty: skip)");
   args.add("--compare-steps", "0", "interleaved rounds of the comparison (0: tiny 30, small 5)");
+  args.add("--json", "", "also write the results to this JSON file");
   try {
     if (!args.parse(argc, argv)) return 0;
-    const int threads = (int)args.integer("--threads");
-    NL_CHECK(threads > 0, "--threads must be positive");
+    const std::vector<int> thread_counts = parse_thread_counts(args.str("--threads"));
     const int64_t steps_flag = args.integer("--steps");
     NL_CHECK(steps_flag >= 0, "--steps must be >= 0");
+    const std::string breakdown = args.str("--breakdown");
+    NL_CHECK(breakdown == "first" || breakdown == "all" || breakdown == "none",
+             "--breakdown must be first, all or none, got '", breakdown, "'");
     std::vector<BenchConfig> configs;
     for (const auto& name : split_list(args.str("--configs"))) {
       auto it = std::find_if(known_configs().begin(), known_configs().end(),
@@ -256,42 +360,65 @@ int main(int argc, char** argv) {
     const std::vector<std::string> norms = split_list(args.str("--norms"));
     for (const auto& n : norms) check_norm_name(n);
     NL_CHECK(!configs.empty() && !norms.empty(), "--configs and --norms must name at least one each");
-
-    set_num_threads(threads);
-    std::printf("bench_gpt: %d thread%s; median over the timed steps after one warm-up step; load average %s\n",
-                threads, threads > 1 ? "s" : "", load_average().c_str());
-    std::printf("%-6s %-5s %7s %6s %10s %9s %9s %8s %11s %9s %7s %6s\n", "config", "norm", "params", "steps",
-                "ms/step", "min ms", "tok/s", "GFLOP/s", "sys allocs", "peak MiB", "loss", "cores");
-    std::vector<Result> results;
-    for (const auto& bc : configs)
-      for (const auto& norm : norms) {
-        const int64_t steps = steps_flag > 0 ? steps_flag : bc.default_steps;
-        Result r = run_one(bc, norm, threads, steps);
-        allocator_release_cached(Device::CPU);  // the next model starts from a clean cache
-        std::printf("%-6s %-5s %6.2fM %6lld %10.1f %9.1f %9.0f %8.1f %11lld %9.1f %7.4f %5.0f%%%s\n",
-                    r.config.c_str(), r.norm.c_str(), (double)r.params * 1e-6, (long long)r.steps, r.ms_median,
-                    r.ms_min, r.tok_s, r.gflops, (long long)r.system_allocs_after_first, r.peak_mib, r.last_loss,
-                    100 * r.core_share, r.core_share < 0.9 ? "  <- a core was taken by another process" : "");
-        std::fflush(stdout);
-        results.push_back(r);
-      }
-    std::printf("(FLOPs/step: tiny %.2f G, small %.1f G; sys allocs: system allocations after the first step;\n"
-                " cores: share of the %d cores this process held while timing, near 100 %% when nothing else ran)\n",
-                step_flops(known_configs()[0]) * 1e-9, step_flops(known_configs()[1]) * 1e-9, threads);
-
     const std::vector<std::string> compared = split_list(args.str("--compare"));
     for (const auto& n : compared) check_norm_name(n);
     const int64_t compare_steps_flag = args.integer("--compare-steps");
     NL_CHECK(compare_steps_flag >= 0, "--compare-steps must be >= 0");
+
+    std::printf("bench_gpt: median over the timed steps after one warm-up step; load average %s\n",
+                load_average().c_str());
+    std::vector<Result> results;
+    std::vector<JsonRecord> roofs;
+    for (int threads : thread_counts) {
+      set_num_threads(threads);
+      NL_CHECK(num_threads() == threads, "asked for ", threads, " threads, OpenMP gives ", num_threads());
+      for (const auto& bc : configs) {
+        const Roof roof = measure_roof(bc);
+        std::printf("\n%s, %d thread%s: sgemm roof %.1f ms/step (%.2f GFLOP in %zu product shapes at %.1f GFLOP/s; "
+                    "BENCHMARKS.md formula %.2f GFLOP)\n",
+                    bc.name.c_str(), threads, threads > 1 ? "s" : "", roof.seconds * 1e3, roof.flops * 1e-9,
+                    roof.products.size(), roof.flops / roof.seconds * 1e-9, step_flops(bc) * 1e-9);
+        roofs.push_back(JsonRecord()
+                            .str("config", bc.name)
+                            .num("threads", threads)
+                            .num("roof_ms", roof.seconds * 1e3)
+                            .num("roof_gflop", roof.flops * 1e-9));
+        std::printf("%-6s %-10s %7s %6s %10s %9s %9s %8s %7s %11s %9s %7s %6s\n", "config", "norm", "params",
+                    "steps", "ms/step", "min ms", "tok/s", "GFLOP/s", "x roof", "sys allocs", "peak MiB", "loss",
+                    "cores");
+        for (size_t i = 0; i < norms.size(); ++i) {
+          const int64_t steps = steps_flag > 0 ? steps_flag : bc.default_steps;
+          const bool profiled = breakdown == "all" || (breakdown == "first" && i == 0);
+          Result r = run_one(bc, norms[i], threads, steps, profiled, roof);
+          allocator_release_cached(Device::CPU);  // the next model starts from a clean cache
+          std::printf("%-6s %-10s %6.2fM %6lld %10.1f %9.1f %9.0f %8.1f %7.2f %11lld %9.1f %7.4f %5.0f%%%s\n",
+                      r.config.c_str(), r.norm.c_str(), (double)r.params * 1e-6, (long long)r.steps, r.ms_median,
+                      r.ms_min, r.tok_s, r.gflops, r.roof_ratio, (long long)r.system_allocs_after_first,
+                      r.peak_mib, r.last_loss, 100 * r.core_share,
+                      r.core_share < 0.9 ? "  <- a core was taken by another process" : "");
+          std::fflush(stdout);
+          results.push_back(r);
+        }
+        for (const Result& r : results)
+          if (r.config == bc.name && r.threads == threads && !r.phases.empty()) print_breakdown(r);
+      }
+    }
+    std::printf("\n(FLOPs/step: tiny %.2f G, small %.1f G; x roof: median step over the sgemm roof of the same run;\n"
+                " sys allocs: system allocations after the first step; cores: share of the cores this process held\n"
+                " while timing, near 100 %% when nothing else ran; profiled steps pay a clock read per op)\n",
+                step_flops(known_configs()[0]) * 1e-9, step_flops(known_configs()[1]) * 1e-9);
+
     std::vector<CompareRow> comparison;
     if (!compared.empty()) {
-      std::printf("\nside by side, steps interleaved: median ms of a training step and of a forward-only pass "
-                  "(no graph), ratio to %s\n",
-                  compared[0].c_str());
+      const int threads = thread_counts.back();
+      set_num_threads(threads);
+      std::printf("\nside by side, %d thread%s, steps interleaved: median ms of a training step and of a "
+                  "forward-only pass (no graph), ratio to %s\n",
+                  threads, threads > 1 ? "s" : "", compared[0].c_str());
       std::printf("%-6s %-11s %10s %8s %12s %8s\n", "config", "norm", "train ms", "ratio", "forward ms", "ratio");
       for (const auto& bc : configs) {
         const int64_t rounds = compare_steps_flag > 0 ? compare_steps_flag : (bc.name == "tiny" ? 30 : 5);
-        for (const CompareRow& row : compare_norms(bc, compared, rounds)) {
+        for (const CompareRow& row : compare_side_by_side(bc, compared, rounds, threads)) {
           std::printf("%-6s %-11s %10.2f %8.3f %12.2f %8.3f\n", row.config.c_str(), row.norm.c_str(), row.train_ms,
                       row.train_ratio, row.forward_ms, row.forward_ratio);
           comparison.push_back(row);
@@ -303,35 +430,46 @@ int main(int argc, char** argv) {
     }
 
     if (!args.str("--json").empty()) {
+      std::vector<JsonRecord> runs, phases, compare;
+      for (const Result& r : results) {
+        runs.push_back(JsonRecord()
+                           .str("config", r.config)
+                           .str("norm", r.norm)
+                           .num("threads", r.threads)
+                           .num("params", (double)r.params)
+                           .num("steps", (double)r.steps)
+                           .num("ms_per_step", r.ms_median)
+                           .num("ms_min", r.ms_min)
+                           .num("ms_mean", r.ms_mean)
+                           .num("tok_per_s", r.tok_s)
+                           .num("gflops", r.gflops)
+                           .num("ratio_to_roof", r.roof_ratio)
+                           .num("system_allocs_after_first_step", (double)r.system_allocs_after_first)
+                           .num("peak_in_use_mib", r.peak_mib)
+                           .num("last_loss", r.last_loss)
+                           .num("core_share", r.core_share));
+        for (const auto& [phase, seconds] : r.phases)
+          phases.push_back(JsonRecord()
+                               .str("config", r.config)
+                               .str("norm", r.norm)
+                               .num("threads", r.threads)
+                               .str("phase", phase)
+                               .num("ms_per_step", seconds * 1e3));
+      }
+      for (const CompareRow& c : comparison)
+        compare.push_back(JsonRecord()
+                              .str("config", c.config)
+                              .str("norm", c.norm)
+                              .num("threads", c.threads)
+                              .num("train_ms", c.train_ms)
+                              .num("train_ratio", c.train_ratio)
+                              .num("forward_ms", c.forward_ms)
+                              .num("forward_ratio", c.forward_ratio));
       std::ofstream js(args.str("--json"));
       NL_CHECK(js.good(), "cannot write --json file ", args.str("--json"));
-      js << "{\n  \"benchmark\": \"bench_gpt\",\n  \"threads\": " << threads << ",\n  \"load_average_at_end\": \""
-         << load_average() << "\",\n  \"results\": [";
-      for (size_t i = 0; i < results.size(); ++i) {
-        const Result& r = results[i];
-        char buf[512];
-        std::snprintf(buf, sizeof buf,
-                      "%s\n    {\"config\": \"%s\", \"norm\": \"%s\", \"threads\": %d, \"params\": %lld, \"steps\": "
-                      "%lld, \"ms_per_step\": %.3f, \"ms_min\": %.3f, \"tok_per_s\": %.1f, \"gflops\": %.2f, "
-                      "\"system_allocs_after_first_step\": %lld, \"peak_in_use_mib\": %.2f, \"last_loss\": %.5f, "
-                      "\"core_share\": %.3f}",
-                      i ? "," : "", r.config.c_str(), r.norm.c_str(), r.threads, (long long)r.params,
-                      (long long)r.steps, r.ms_median, r.ms_min, r.tok_s, r.gflops,
-                      (long long)r.system_allocs_after_first, r.peak_mib, r.last_loss, r.core_share);
-        js << buf;
-      }
-      js << "\n  ],\n  \"comparison\": [";
-      for (size_t i = 0; i < comparison.size(); ++i) {
-        const CompareRow& c = comparison[i];
-        char buf[320];
-        std::snprintf(buf, sizeof buf,
-                      "%s\n    {\"config\": \"%s\", \"norm\": \"%s\", \"train_ms\": %.3f, \"train_ratio\": %.4f, "
-                      "\"forward_ms\": %.3f, \"forward_ratio\": %.4f}",
-                      i ? "," : "", c.config.c_str(), c.norm.c_str(), c.train_ms, c.train_ratio, c.forward_ms,
-                      c.forward_ratio);
-        js << buf;
-      }
-      js << "\n  ]\n}\n";
+      js << "{\n  \"benchmark\": \"bench_gpt\",\n  \"load_average_at_end\": \"" << load_average()
+         << "\",\n  \"roofs\": " << json_list(roofs) << ",\n  \"results\": " << json_list(runs)
+         << ",\n  \"phases\": " << json_list(phases) << ",\n  \"comparison\": " << json_list(compare) << "\n}\n";
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpt: %s\n", e.what());

@@ -28,117 +28,12 @@
 #include "tensor/random.h"
 #include "tensor/threads.h"
 #include "train/args.h"
+#include "bench/bench_util.h"
 
 using namespace nl;
+using namespace nl::bench;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_of(const std::function<void()>& f) {
-  auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Share of the cores this process got: CPU seconds used over wall seconds times
-// threads. Idle threads spin (prefer_spinning_threads), so an uncontended run sits near
-// 1.0; well below it, another process held a core and the figures of that section are
-// not to be trusted (with spinning threads, a stolen core costs whole time slices).
-class CoreShare {
- public:
-  explicit CoreShare(int threads) : threads_(threads), wall0_(Clock::now()), cpu0_(cpu_seconds()) {}
-  double get() const {
-    const double wall = std::chrono::duration<double>(Clock::now() - wall0_).count();
-    return (cpu_seconds() - cpu0_) / (wall * threads_);
-  }
-
- private:
-  static double cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-  }
-  int threads_;
-  Clock::time_point wall0_;
-  double cpu0_;
-};
-
-// Times `fns` (each one call of a kernel) interleaved: every repetition runs each of
-// them once, in an order that rotates, so drifting clocks and neighbours hit all alike.
-// A sample repeats a call `inner` times, enough to last a few milliseconds. With a
-// budget (seconds), slow groups run fewer repetitions, never fewer than 5.
-struct Timings {
-  std::vector<double> median_s;  // per function: median seconds per call
-  std::vector<double> ratio;     // per function: median over repetitions of t[0] / t[i]
-  int reps = 0;
-};
-
-Timings time_interleaved(const std::vector<std::function<void()>>& fns, int reps, double budget_s) {
-  const size_t n = fns.size();
-  std::vector<int> inner(n);
-  double per_rep = 0;
-  for (size_t i = 0; i < n; ++i) {
-    fns[i]();  // warm-up: caches, allocator, thread pool
-    const double t = std::max(seconds_of(fns[i]), 1e-7);
-    inner[i] = std::max(1, std::min(1000, (int)(4e-3 / t)));
-    per_rep += t * inner[i];
-  }
-  if (budget_s > 0) reps = std::max(std::min(reps, 5), std::min(reps, (int)(budget_s / per_rep)));
-  std::vector<std::vector<double>> samples(n, std::vector<double>(reps));
-  for (int r = 0; r < reps; ++r)
-    for (size_t j = 0; j < n; ++j) {
-      const size_t i = (j + (size_t)r) % n;
-      samples[i][r] = seconds_of([&] {
-                        for (int k = 0; k < inner[i]; ++k) fns[i]();
-                      }) /
-                      inner[i];
-    }
-  // A ratio is taken within each repetition, where both sides ran moments apart, and
-  // then its median: load that comes and goes cancels better than in a ratio of medians.
-  Timings out;
-  out.reps = reps;
-  for (size_t i = 0; i < n; ++i) {
-    out.median_s.push_back(median(samples[i]));
-    std::vector<double> q(reps);
-    for (int r = 0; r < reps; ++r) q[r] = samples[0][r] / samples[i][r];
-    out.ratio.push_back(median(q));
-  }
-  return out;
-}
-
-// A minimal JSON writer: a list of flat records.
-struct JsonRecord {
-  std::vector<std::pair<std::string, std::string>> fields;
-  JsonRecord& num(const std::string& k, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    fields.emplace_back(k, buf);
-    return *this;
-  }
-  JsonRecord& str(const std::string& k, const std::string& v) {
-    fields.emplace_back(k, "\"" + v + "\"");
-    return *this;
-  }
-  std::string dump() const {
-    std::string s = "{";
-    for (size_t i = 0; i < fields.size(); ++i)
-      s += (i ? ", \"" : "\"") + fields[i].first + "\": " + fields[i].second;
-    return s + "}";
-  }
-};
-
-std::string json_list(const std::vector<JsonRecord>& rs) {
-  std::string s = "[";
-  for (size_t i = 0; i < rs.size(); ++i) s += (i ? ",\n    " : "\n    ") + rs[i].dump();
-  return s + (rs.empty() ? "]" : "\n  ]");
-}
 
 // ---------------------------------------------------------------- (a) matmul
 
@@ -381,29 +276,6 @@ void bench_norms(int threads, int reps, std::vector<JsonRecord>& out) {
   }
 }
 
-// The 1-minute load average: other processes on the cores distort every timing, so
-// the benchmark prints it beside its results.
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string one;
-  return (f >> one) ? one : std::string("unknown");
-}
-
-std::vector<int> parse_int_list(const std::string& s) {
-  std::vector<int> v;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long x = std::strtol(item.c_str(), &end, 10);
-    NL_CHECK(!item.empty() && *end == '\0' && x > 0, "--threads needs positive integers separated by commas, got '",
-             s, "'");
-    v.push_back((int)x);
-  }
-  NL_CHECK(!v.empty(), "--threads is empty");
-  return v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -417,7 +289,7 @@ int main(int argc, char** argv) {
   args.add("--sections", "abc", "which sections to run: a (matmul), b (bandwidth), c (norm kernels)");
   try {
     if (!args.parse(argc, argv)) return 0;
-    const std::vector<int> thread_counts = parse_int_list(args.str("--threads"));
+    const std::vector<int> thread_counts = parse_thread_counts(args.str("--threads"));
     const int reps = args.on("--quick") ? 5 : (int)args.integer("--reps");
     NL_CHECK(reps > 0, "--reps must be positive");
     std::printf("bench_ops: medians of %d repetitions; thread counts:", reps);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace nl {
 
@@ -24,11 +25,15 @@ Var SelfAttention::forward(const Var& x) const {
     Var p = ag::slice(qkv_out, 2, part * dim, (part + 1) * dim);
     return ag::permute(ag::reshape(p, {B, T, heads, hd}), {0, 2, 1, 3});
   };
-  Var q = head_view(0), k = head_view(1), v = head_view(2);
-  Var scores = ag::mul_scalar(ag::matmul(q, k, false, true), 1.0f / std::sqrt((float)hd));  // (B, H, T, T)
-  if (causal) scores = ag::causal_mask(scores);
-  Var y = ag::matmul(ag::softmax(scores), v);                                                // (B, H, T, hd)
-  y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});
+  Var y;
+  {
+    profile::Scope core("attention core");  // head views, scores, mask, softmax, weighted values
+    Var q = head_view(0), k = head_view(1), v = head_view(2);
+    Var scores = ag::mul_scalar(ag::matmul(q, k, false, true), 1.0f / std::sqrt((float)hd));  // (B, H, T, T)
+    if (causal) scores = ag::causal_mask(scores);
+    y = ag::matmul(ag::softmax(scores), v);                                                  // (B, H, T, hd)
+    y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});
+  }
   return proj->forward(y);
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace nl {
 
@@ -57,11 +58,13 @@ void Block::restore_c_attn_cache(float frobenius2, int64_t forwards) {
 }
 
 Var Block::residual(const Var& x, const Var& branch) const {
+  profile::Scope scope("residual add");
   if (dropout == 0.0f) return ag::add(x, branch);
   return ag::add(x, ag::dropout(branch, dropout, training(), *dropout_gen));
 }
 
 Var Block::norm_site(const Norm& n, const Var& x, const char* site) const {
+  profile::Scope scope("norm");
   Var y = n.forward(x);
   if (out_scale != 1.0f) y = ag::mul_scalar(y, out_scale);
   if (probe) {
@@ -86,7 +89,12 @@ float Block::frobenius2_for_forward() const {
 
 Var Block::forward(const Var& x) const {
   if (probe) probe->record(layer - 1, "resid", x.value());
-  Var a = attn->forward(norm_site(*ln1, x, "ln1"));
+  const Var a_in = norm_site(*ln1, x, "ln1");
+  Var a;
+  {
+    profile::Scope scope("attention");
+    a = attn->forward(a_in);
+  }
   if (ln1_out) a = norm_site(*ln1_out, a, "ln1_out");
   Var h = residual(x, a);
   Var m_in;
@@ -98,12 +106,17 @@ Var Block::forward(const Var& x) const {
     if (probe && norm.name == "bhyt-exact" && variant != "peri")
       probe_site2_variances(x.value(), h.value());
   }
-  Var m = mlp->forward(m_in);
+  Var m;
+  {
+    profile::Scope scope("mlp");
+    m = mlp->forward(m_in);
+  }
   if (ln2_out) m = norm_site(*ln2_out, m, "ln2_out");
   return residual(h, m);
 }
 
 Var Block::approximated_site2(const Var& x, const Var& h) const {
+  profile::Scope scope("norm");
   const auto& site1 = static_cast<const BHyT&>(*ln1);
   const auto& site2 = static_cast<const BHyT&>(*ln2);
   const float kappa = site1.kappa, T = (float)x.shape()[1], d = (float)x.shape()[2];

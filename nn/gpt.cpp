@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace nl {
 
@@ -44,6 +45,7 @@ static float rms_of(const Tensor& x) {
 }
 
 Var GPT::probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* site) const {
+  profile::Scope scope("norm");
   Var y = norm.forward(x);
   if (probe_) {
     probe_->record(layer, site, y.value());
@@ -58,10 +60,14 @@ Var GPT::forward(const Tensor& ids) const {
   const int64_t T = ids.shape()[1];
   NL_CHECK(T <= config.context, "gpt: sequence of ", T, " tokens is longer than the model's context of ",
            config.context);
-  std::vector<int32_t> pos(T);
-  for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)t;
-  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
-  if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));      // centre the stream once
+  Var x;
+  {
+    profile::Scope scope("embedding");
+    std::vector<int32_t> pos(T);
+    for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)t;
+    x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
+    if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));  // centre the stream once
+  }
   if (emb_norm) x = probed_norm(*emb_norm, x, 0, "emb_norm");
   residual_rms_.clear();
   for (const auto& block : blocks) {
@@ -71,12 +77,14 @@ Var GPT::forward(const Tensor& ids) const {
   residual_rms_.push_back(rms_of(x.value()));
   if (probe_) probe_->record(config.layers, "resid", x.value());
   x = probed_norm(*ln_f, x, config.layers, "ln_f");
+  profile::Scope scope("lm head");
   return ag::matmul(x, wte->weight, false, true);  // tied head: (B, T, C) @ (V, C)^T
 }
 
 Var GPT::loss(const Tensor& ids, const Tensor& targets) const {
   NL_CHECK(targets.shape() == ids.shape(), "gpt: targets ", describe(targets), " do not match ids ", describe(ids));
   Var logits = forward(ids);
+  profile::Scope scope("loss");
   return ag::cross_entropy(ag::reshape(logits, {-1, config.vocab}), targets.reshape({-1}));
 }
 

@@ -87,4 +87,13 @@ std::string Args::help() const {
   return os.str();
 }
 
+std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
 }  // namespace nl

@@ -8,6 +8,9 @@
 
 namespace nl {
 
+// "a,b,,c" -> {"a", "b", "c"}: a list flag's items (empty items dropped).
+std::vector<std::string> split_list(const std::string& s, char sep = ',');
+
 class Args {
  public:
   Args(std::string program, std::string summary) : program_(std::move(program)), summary_(std::move(summary)) {}

@@ -17,15 +17,6 @@ using namespace nl;
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 // (step, val_loss) pairs from a run's log.csv
 std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path) {
   std::vector<std::pair<int64_t, std::string>> out;

@@ -40,15 +40,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s, char sep = ',') {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

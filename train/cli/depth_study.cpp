@@ -47,15 +47,6 @@ double load_average() {
   return v;
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 struct Variant {
   std::string label, block, norm;  // "pre+bhyt", "pre", "bhyt"
 };

@@ -1,0 +1,153 @@
+// Timing helpers shared by the benchmarks (bench_ops, bench_gpt, bench_fold): medians,
+// interleaved timing of the two sides of a ratio, the share of the cores a process
+// got, the load average, and a small JSON writer. Nothing here passes or fails on time.
+#pragma once
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tensor/error.h"
+#include "train/args.h"
+
+namespace nl::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+inline double seconds_of(const std::function<void()>& f) {
+  const auto t0 = Clock::now();
+  f();
+  return seconds_since(t0);
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The 1-minute load average: other processes on the cores distort every timing, so
+// the benchmarks print it beside their results.
+inline std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string one;
+  return (f >> one) ? one : std::string("unknown");
+}
+
+// "1,2" -> {1, 2}: the --threads list of a benchmark; anything but positive integers
+// separated by commas is an error naming the flag.
+inline std::vector<int> parse_thread_counts(const std::string& s) {
+  std::vector<int> v;
+  for (const std::string& item : split_list(s)) {
+    char* end = nullptr;
+    const long x = std::strtol(item.c_str(), &end, 10);
+    NL_CHECK(*end == '\0' && x > 0, "--threads needs positive integers separated by commas, got '", s, "'");
+    v.push_back((int)x);
+  }
+  NL_CHECK(!v.empty(), "--threads is empty");
+  return v;
+}
+
+inline double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Share of the cores this process got: CPU seconds used over wall seconds times
+// threads. Idle threads spin (prefer_spinning_threads), so an uncontended run sits near
+// 1.0; well below it, another process held a core and the figures taken meanwhile are
+// not to be trusted (with spinning threads, a stolen core costs whole time slices).
+class CoreShare {
+ public:
+  explicit CoreShare(int threads) : threads_(threads), wall0_(Clock::now()), cpu0_(cpu_seconds()) {}
+  double get() const { return (cpu_seconds() - cpu0_) / (seconds_since(wall0_) * threads_); }
+
+ private:
+  int threads_;
+  Clock::time_point wall0_;
+  double cpu0_;
+};
+
+// Times `fns` (each one call of a kernel) interleaved: every repetition runs each of
+// them once, in an order that rotates, so drifting clocks and neighbours hit all alike.
+// A sample repeats a call until it lasts about sample_s. With a budget (seconds; 0:
+// none), slow groups run fewer repetitions, never fewer than 5.
+struct Timings {
+  std::vector<double> median_s;  // per function: median seconds per call
+  std::vector<double> ratio;     // per function: median over repetitions of t[0] / t[i]
+  int reps = 0;
+};
+
+inline Timings time_interleaved(const std::vector<std::function<void()>>& fns, int reps, double budget_s,
+                                double sample_s = 4e-3) {
+  const size_t n = fns.size();
+  std::vector<int> inner(n);
+  double per_rep = 0;
+  for (size_t i = 0; i < n; ++i) {
+    fns[i]();  // warm-up: caches, allocator, thread pool
+    const double t = std::max(seconds_of(fns[i]), 1e-7);
+    inner[i] = std::max(1, std::min(1000, (int)(sample_s / t)));
+    per_rep += t * inner[i];
+  }
+  if (budget_s > 0) reps = std::max(std::min(reps, 5), std::min(reps, (int)(budget_s / per_rep)));
+  std::vector<std::vector<double>> samples(n, std::vector<double>(reps));
+  for (int r = 0; r < reps; ++r)
+    for (size_t j = 0; j < n; ++j) {
+      const size_t i = (j + (size_t)r) % n;
+      samples[i][r] = seconds_of([&] {
+                        for (int k = 0; k < inner[i]; ++k) fns[i]();
+                      }) /
+                      inner[i];
+    }
+  // A ratio is taken within each repetition, where both sides ran moments apart, and
+  // then its median: load that comes and goes cancels better than in a ratio of medians.
+  Timings out;
+  out.reps = reps;
+  for (size_t i = 0; i < n; ++i) {
+    out.median_s.push_back(median(samples[i]));
+    std::vector<double> q(reps);
+    for (int r = 0; r < reps; ++r) q[r] = samples[0][r] / samples[i][r];
+    out.ratio.push_back(median(q));
+  }
+  return out;
+}
+
+// A minimal JSON writer: flat records and lists of them.
+struct JsonRecord {
+  std::vector<std::pair<std::string, std::string>> fields;
+  JsonRecord& num(const std::string& k, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    fields.emplace_back(k, buf);
+    return *this;
+  }
+  JsonRecord& str(const std::string& k, const std::string& v) {
+    fields.emplace_back(k, "\"" + v + "\"");
+    return *this;
+  }
+  std::string dump() const {
+    std::string s = "{";
+    for (size_t i = 0; i < fields.size(); ++i)
+      s += (i ? ", \"" : "\"") + fields[i].first + "\": " + fields[i].second;
+    return s + "}";
+  }
+};
+
+inline std::string json_list(const std::vector<JsonRecord>& rs) {
+  std::string s = "[";
+  for (size_t i = 0; i < rs.size(); ++i) s += (i ? ",\n    " : "\n    ") + rs[i].dump();
+  return s + (rs.empty() ? "]" : "\n  ]");
+}
+
+}  // namespace nl::bench
