@@ -13,7 +13,8 @@
 //      norms, attention, MLP, residual adds, head, loss, the backward of each, the
 //      optimizer), means over the timed steps that add up to the mean step;
 // and, at the last thread count, a table of a few norms side by side (default rms, bhyt,
-// bhyt-exact), their steps interleaved, as ratios: training step and forward-only pass.
+// bhyt-exact), their steps interleaved, as ratios: training step and forward-only pass;
+// and generation speed at batch 1 with the key/value cache and without.
 //   build/release/bench_gpt [--threads 1,2] [--configs tiny,small] [--norms ln,rms,cbwc,dyt,bhyt]
 //                           [--steps N] [--compare rms,bhyt,bhyt-exact] [--json FILE]
 #include <cblas.h>
@@ -326,6 +327,63 @@ std::vector<CompareRow> compare_side_by_side(const BenchConfig& bc, const std::v
   return rows;
 }
 
+// Generation at batch 1, greedy, from one token up to `length` tokens: each new token
+// through the key/value cache (GPT::forward_cached), and by a full forward of the
+// sequence so far, as generation without a cache does. Returns tokens/s of each and
+// whether both produced the same tokens.
+struct GenerationRow {
+  std::string config;
+  int threads = 0;
+  int64_t tokens = 0;
+  double cached_tok_s = 0, uncached_tok_s = 0;
+  bool same_tokens = false;
+};
+
+GenerationRow generation_speed(const BenchConfig& bc, int threads) {
+  GPTConfig mc;
+  mc.vocab = bc.vocab;
+  mc.layers = bc.layers;
+  mc.dim = bc.dim;
+  mc.heads = bc.heads;
+  mc.context = bc.context;
+  mc.norm.name = "ln";
+  Generator gen(1337);
+  GPT model(mc, gen);
+  model.eval();
+  NoGradGuard no_grad;
+  const int64_t length = std::min<int64_t>(256, bc.context), V = bc.vocab;
+  auto argmax_last = [&](const Tensor& logits) {
+    const float* last = logits.data() + (logits.numel() - V);
+    return (int32_t)(std::max_element(last, last + V) - last);
+  };
+  auto generate = [&](bool cached) {
+    std::vector<int32_t> ids = {10};
+    KVCache cache = model.make_cache(1);
+    while ((int64_t)ids.size() < length) {
+      const Tensor logits =
+          cached ? model.forward_cached(Tensor::from_ints({ids.back()}, {1, 1}), cache)
+                 : model.forward(Tensor::from_ints(ids, {1, (int64_t)ids.size()})).value().contiguous();
+      ids.push_back(argmax_last(logits));
+    }
+    return ids;
+  };
+  generate(true);  // warm-up
+  const auto t0 = Clock::now();
+  const std::vector<int32_t> with_cache = generate(true);
+  const double cached_s = seconds_since(t0);
+  const auto t1 = Clock::now();
+  const std::vector<int32_t> without = generate(false);
+  const double uncached_s = seconds_since(t1);
+  GenerationRow row;
+  row.config = bc.name;
+  row.threads = threads;
+  row.tokens = length - 1;
+  row.cached_tok_s = (double)(length - 1) / cached_s;
+  row.uncached_tok_s = (double)(length - 1) / uncached_s;
+  row.same_tokens = with_cache == without;
+  return row;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -341,6 +399,7 @@ int main(int argc, char** argv) {
   args.add("--compare", "rms,bhyt,bhyt-exact",
            "norms timed side by side at the last thread count, steps interleaved, as ratios to the first (empty: skip)");
   args.add("--compare-steps", "0", "interleaved rounds of the comparison (0: tiny 30, small 5)");
+  args.add_switch("--no-generation", "skip the generation table (batch 1, key/value cache against none)");
   args.add("--json", "", "also write the results to this JSON file");
   try {
     if (!args.parse(argc, argv)) return 0;
@@ -429,8 +488,35 @@ int main(int argc, char** argv) {
       std::printf("(each ratio: this norm's median over the first norm's median, both from the same interleaved run)\n");
     }
 
+    std::vector<GenerationRow> generation;
+    if (!args.on("--no-generation")) {
+      const int threads = thread_counts.back();
+      set_num_threads(threads);
+      std::printf("\ngeneration, batch 1, greedy, ln model, %d thread%s: tokens/s with the key/value cache and with a "
+                  "full forward per token\n",
+                  threads, threads > 1 ? "s" : "");
+      std::printf("%-6s %7s %14s %14s %9s %12s\n", "config", "tokens", "cached tok/s", "full tok/s", "speed-up",
+                  "same tokens");
+      for (const auto& bc : configs) {
+        const GenerationRow g = generation_speed(bc, threads);
+        std::printf("%-6s %7lld %14.0f %14.0f %8.1fx %12s\n", g.config.c_str(), (long long)g.tokens, g.cached_tok_s,
+                    g.uncached_tok_s, g.cached_tok_s / g.uncached_tok_s, g.same_tokens ? "yes" : "NO");
+        generation.push_back(g);
+        allocator_release_cached(Device::CPU);
+        std::fflush(stdout);
+      }
+    }
+
     if (!args.str("--json").empty()) {
-      std::vector<JsonRecord> runs, phases, compare;
+      std::vector<JsonRecord> runs, phases, compare, gen_rows;
+      for (const GenerationRow& g : generation)
+        gen_rows.push_back(JsonRecord()
+                               .str("config", g.config)
+                               .num("threads", g.threads)
+                               .num("tokens", (double)g.tokens)
+                               .num("cached_tok_per_s", g.cached_tok_s)
+                               .num("full_forward_tok_per_s", g.uncached_tok_s)
+                               .num("same_tokens", g.same_tokens ? 1 : 0));
       for (const Result& r : results) {
         runs.push_back(JsonRecord()
                            .str("config", r.config)
@@ -469,7 +555,8 @@ int main(int argc, char** argv) {
       NL_CHECK(js.good(), "cannot write --json file ", args.str("--json"));
       js << "{\n  \"benchmark\": \"bench_gpt\",\n  \"load_average_at_end\": \"" << load_average()
          << "\",\n  \"roofs\": " << json_list(roofs) << ",\n  \"results\": " << json_list(runs)
-         << ",\n  \"phases\": " << json_list(phases) << ",\n  \"comparison\": " << json_list(compare) << "\n}\n";
+         << ",\n  \"phases\": " << json_list(phases) << ",\n  \"comparison\": " << json_list(compare)
+         << ",\n  \"generation\": " << json_list(gen_rows) << "\n}\n";
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpt: %s\n", e.what());

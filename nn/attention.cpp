@@ -1,6 +1,7 @@
 #include "nn/attention.h"
 
 #include <cmath>
+#include <limits>
 
 #include "autograd/ops.h"
 #include "autograd/profile.h"
@@ -35,6 +36,29 @@ Var SelfAttention::forward(const Var& x) const {
     y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});
   }
   return proj->forward(y);
+}
+
+Var SelfAttention::forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const {
+  NL_CHECK(causal, "attention: a key/value cache needs causal attention");
+  NL_CHECK(!grad_enabled(), "attention: the key/value cache is for inference; call it under NoGradGuard");
+  NL_CHECK(x.dim() == 3 && x.shape()[2] == dim, "attention: input must be (B, T, ", dim, "), got ",
+           describe(x.value()));
+  const int64_t B = x.shape()[0], Tn = x.shape()[1], hd = dim / heads, S = past + Tn;
+  NL_CHECK(cache.k.defined() && cache.k.shape()[0] == B && cache.k.shape()[1] == heads && cache.k.shape()[3] == hd &&
+               S <= cache.k.shape()[2],
+           "attention: the cache ", cache.k.defined() ? describe(cache.k) : std::string("(empty)"), " cannot hold ",
+           S, " positions of batch ", B);
+  const Tensor qkv_out = qkv->forward(x).value();  // (B, Tn, 3C)
+  auto head_view = [&](int part) {
+    return qkv_out.slice(2, part * dim, (part + 1) * dim).reshape({B, Tn, heads, hd}).permute({0, 2, 1, 3});
+  };
+  cache.k.slice(2, past, S).copy_from(head_view(1));
+  cache.v.slice(2, past, S).copy_from(head_view(2));
+  // the new rows of the scores: (B, H, Tn, S); row i may see columns up to past + i
+  Tensor scores = mul_scalar(matmul(head_view(0), cache.k.slice(2, 0, S), false, true), 1.0f / std::sqrt((float)hd));
+  scores = causal_mask_fill(scores, -std::numeric_limits<float>::infinity());
+  const Tensor y = matmul(softmax(scores), cache.v.slice(2, 0, S));  // (B, H, Tn, hd)
+  return proj->forward(Var(y.permute({0, 2, 1, 3}).reshape({B, Tn, dim})));
 }
 
 float SelfAttention::value_output_frobenius2() const {

@@ -7,10 +7,20 @@
 
 namespace nl {
 
+// The keys and values of the tokens generated so far, one pair per layer, so that each
+// new token attends to them instead of recomputing the whole window (generation).
+struct KVCacheLayer {
+  Tensor k, v;  // (B, H, capacity, hd); positions [0, length) hold data
+};
+
 class SelfAttention : public Module {
  public:
   SelfAttention(int64_t dim, int64_t heads, bool causal, Generator& gen, float proj_std, bool centred_proj);
   Var forward(const Var& x) const;
+  // The same attention for new tokens x (B, Tn, C) at positions past .. past + Tn - 1:
+  // their keys and values are written into the cache, and each attends to every cached
+  // position up to its own. Inference only (call under NoGradGuard); causal only.
+  Var forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const;
   // ||W_V W_O||_F^2 in the x W convention (no gradient): BHyT's c_attn numerator.
   float value_output_frobenius2() const;
   int64_t dim, heads;

@@ -88,12 +88,22 @@ float Block::frobenius2_for_forward() const {
 }
 
 Var Block::forward(const Var& x) const {
+  return forward_with(x, [this](const Var& a) { return attn->forward(a); });
+}
+
+Var Block::forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const {
+  NL_CHECK(!approx_site2_, "block: the block-level BHyT approximation depends on the sequence length and has no "
+                           "key/value-cached form (generate without the cache)");
+  return forward_with(x, [&](const Var& a) { return attn->forward_cached(a, cache, past); });
+}
+
+Var Block::forward_with(const Var& x, const std::function<Var(const Var&)>& attention) const {
   if (probe) probe->record(layer - 1, "resid", x.value());
   const Var a_in = norm_site(*ln1, x, "ln1");
   Var a;
   {
     profile::Scope scope("attention");
-    a = attn->forward(a_in);
+    a = attention(a_in);
   }
   if (ln1_out) a = norm_site(*ln1_out, a, "ln1_out");
   Var h = residual(x, a);

@@ -21,6 +21,7 @@
 // With dropout p > 0 each branch output (attention, MLP) passes through dropout before
 // it is added to the stream, masks drawn from *dropout_gen, in training mode only.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ class Block : public Module {
   Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm, int layers, Generator& gen,
         const std::string& variant, int64_t layer, float dropout = 0.0f, Generator* dropout_gen = nullptr);
   Var forward(const Var& x) const;
+  // forward for new tokens at positions past .. past + Tn - 1 with the attention's
+  // key/value cache (generation). Inference only; the block-level BHyT approximation
+  // sizes its correction by the sequence length, so it has no cached form (throws).
+  Var forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const;
 
   std::shared_ptr<Norm> ln1, ln2, ln1_out, ln2_out;  // *_out only in peri
   std::shared_ptr<SelfAttention> attn;
@@ -80,6 +85,8 @@ class Block : public Module {
 
  private:
   void build(int64_t dim, int64_t heads, bool causal, int layers, Generator& gen);
+  // the block with `attention` standing for attn->forward (cached or not)
+  Var forward_with(const Var& x, const std::function<Var(const Var&)>& attention) const;
   Var residual(const Var& x, const Var& branch) const;  // x + dropout(branch)
   // norm(x) times out_scale, reported to the probe under `site`
   Var norm_site(const Norm& n, const Var& x, const char* site) const;

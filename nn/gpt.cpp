@@ -60,14 +60,7 @@ Var GPT::forward(const Tensor& ids) const {
   const int64_t T = ids.shape()[1];
   NL_CHECK(T <= config.context, "gpt: sequence of ", T, " tokens is longer than the model's context of ",
            config.context);
-  Var x;
-  {
-    profile::Scope scope("embedding");
-    std::vector<int32_t> pos(T);
-    for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)t;
-    x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
-    if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));  // centre the stream once
-  }
+  Var x = embed(ids, 0);
   if (emb_norm) x = probed_norm(*emb_norm, x, 0, "emb_norm");
   residual_rms_.clear();
   for (const auto& block : blocks) {
@@ -79,6 +72,48 @@ Var GPT::forward(const Tensor& ids) const {
   x = probed_norm(*ln_f, x, config.layers, "ln_f");
   profile::Scope scope("lm head");
   return ag::matmul(x, wte->weight, false, true);  // tied head: (B, T, C) @ (V, C)^T
+}
+
+Var GPT::embed(const Tensor& ids, int64_t first_position) const {
+  profile::Scope scope("embedding");
+  const int64_t T = ids.shape()[1];
+  std::vector<int32_t> pos(T);
+  for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)(first_position + t);
+  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
+  if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));      // centre the stream once
+  return x;
+}
+
+bool GPT::supports_cache() const {
+  for (const auto& block : blocks)
+    if (block->approximates_site2()) return false;
+  return true;
+}
+
+KVCache GPT::make_cache(int64_t batch) const {
+  KVCache cache;
+  const int64_t hd = config.dim / config.heads;
+  for (int64_t l = 0; l < config.layers; ++l)
+    cache.layers.push_back({Tensor::zeros({batch, config.heads, config.context, hd}),
+                            Tensor::zeros({batch, config.heads, config.context, hd})});
+  return cache;
+}
+
+Tensor GPT::forward_cached(const Tensor& ids, KVCache& cache) const {
+  NL_CHECK(ids.dim() == 2 && ids.dtype() == DType::I32, "gpt: ids must be int32 (B, T), got ", describe(ids));
+  NL_CHECK(!training(), "gpt: the key/value cache is for inference; call eval() first");
+  NL_CHECK((int64_t)cache.layers.size() == config.layers, "gpt: the cache has ", cache.layers.size(),
+           " layers, the model ", config.layers, " (make it with make_cache)");
+  const int64_t past = cache.length, T = ids.shape()[1];
+  NL_CHECK(past + T <= config.context, "gpt: ", past, " cached + ", T, " new tokens overflow the context of ",
+           config.context);
+  NoGradGuard no_grad;
+  Var x = embed(ids, past);
+  if (emb_norm) x = emb_norm->forward(x);
+  for (size_t l = 0; l < blocks.size(); ++l) x = blocks[l]->forward_cached(x, cache.layers[l], past);
+  x = ln_f->forward(x);
+  cache.length = past + T;
+  return ag::matmul(x, wte->weight, false, true).value();
 }
 
 Var GPT::loss(const Tensor& ids, const Tensor& targets) const {

@@ -23,11 +23,27 @@ struct GPTConfig {
   void validate() const;  // throws naming the bad field
 };
 
+// Keys and values of every layer for the tokens generated so far (GPT::forward_cached).
+struct KVCache {
+  std::vector<KVCacheLayer> layers;
+  int64_t length = 0;  // tokens held
+};
+
 class GPT : public Module {
  public:
   GPT(const GPTConfig& config, Generator& gen);
   // ids int32 (B, T) with T <= context -> logits (B, T, vocab)
   Var forward(const Tensor& ids) const;
+  // False for the block-level BHyT approximation, whose correction depends on the
+  // sequence length (forward_cached throws there).
+  bool supports_cache() const;
+  // A cache for batch B, able to hold the full context.
+  KVCache make_cache(int64_t batch) const;
+  // Logits (B, Tn, vocab) of new tokens ids (B, Tn) that follow the cache's tokens, which
+  // they attend to; their keys and values are appended. The same numbers as the last Tn
+  // positions of forward() on the whole sequence, in a fraction of the work. Inference
+  // only: eval mode, no recording; throws when the context would overflow.
+  Tensor forward_cached(const Tensor& ids, KVCache& cache) const;
   // mean cross-entropy of the next-token targets int32 (B, T)
   Var loss(const Tensor& ids, const Tensor& targets) const;
   // RMS of the residual stream entering each block and leaving the last (L + 1
@@ -47,6 +63,8 @@ class GPT : public Module {
 
  private:
   Var probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* site) const;
+  // token + position embeddings of ids (B, T) at positions first_position ..; centred for cbwc
+  Var embed(const Tensor& ids, int64_t first_position) const;
   mutable std::vector<float> residual_rms_;
   ActivationProbe* probe_ = nullptr;
 };

@@ -6,7 +6,8 @@
 
 namespace nl {
 
-std::string sample_text(GPT& model, int64_t length, float temperature, int64_t top_k, uint64_t seed) {
+std::string sample_text(GPT& model, int64_t length, float temperature, int64_t top_k, uint64_t seed,
+                        bool use_cache) {
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.eval();
@@ -15,10 +16,20 @@ std::string sample_text(GPT& model, int64_t length, float temperature, int64_t t
   std::string out;
   const int64_t V = model.config.vocab;
   const int64_t k = std::clamp<int64_t>(top_k, 1, V);
+  const int64_t context = model.config.context;
+  KVCache cache;
+  if (use_cache && model.supports_cache()) cache = model.make_cache(1);
   for (int64_t n = 0; n < length; ++n) {
-    const int64_t start = std::max<int64_t>(0, (int64_t)ids.size() - model.config.context);
-    std::vector<int32_t> window(ids.begin() + start, ids.end());
-    Tensor logits = model.forward(Tensor::from_ints(window, {1, (int64_t)window.size()})).value().contiguous();
+    Tensor logits;
+    if (!cache.layers.empty() && (int64_t)ids.size() <= context) {
+      // only the bytes the cache has not seen (the first time, the starting newline)
+      const std::vector<int32_t> fresh(ids.begin() + cache.length, ids.end());
+      logits = model.forward_cached(Tensor::from_ints(fresh, {1, (int64_t)fresh.size()}), cache);
+    } else {
+      const int64_t start = std::max<int64_t>(0, (int64_t)ids.size() - context);
+      const std::vector<int32_t> window(ids.begin() + start, ids.end());
+      logits = model.forward(Tensor::from_ints(window, {1, (int64_t)window.size()})).value().contiguous();
+    }
     const float* last = logits.data() + (logits.numel() - V);
     std::vector<int> order(V);
     for (int i = 0; i < V; ++i) order[i] = i;

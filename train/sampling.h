@@ -11,7 +11,11 @@
 namespace nl {
 
 // Starts from a newline; the window fed to the model is the last `context` bytes.
-// Runs in eval mode without recording, and restores the model's mode.
-std::string sample_text(GPT& model, int64_t length, float temperature, int64_t top_k, uint64_t seed);
+// Runs in eval mode without recording, and restores the model's mode. With use_cache
+// (and a model that supports it) each new byte goes through GPT::forward_cached while
+// the text fits the context; once the window slides, every position moves and each
+// byte takes a full forward of the window, as without the cache.
+std::string sample_text(GPT& model, int64_t length, float temperature, int64_t top_k, uint64_t seed,
+                        bool use_cache = true);
 
 }  // namespace nl
