@@ -202,14 +202,19 @@ void bench_bandwidth(int threads, int reps, std::vector<JsonRecord>& out) {
 // Forward then backward of each fused norm on x (N, C), N * C = kElems. Bytes counted
 // per the kernels' arrays: every (N, C) array read or written is N C floats, every
 // per-row statistic N floats, every per-channel parameter or gradient C floats.
-void bench_norms(int threads, int reps, std::vector<JsonRecord>& out) {
-  std::printf("\n(c) norm kernels, forward + backward, %d thread%s; ratio to memcpy in the same run\n", threads,
-              threads > 1 ? "s" : "");
+// rows_per_call 0: each call covers the 32 MiB buffer (rows = 8 M elements / C), a
+// stream from DRAM; else that many rows per call (2048: a training step's batch of
+// tokens, whose rows sit in L2/L3).
+void bench_norms(int threads, int reps, std::vector<JsonRecord>& out, int64_t rows_per_call) {
+  std::printf("\n(c) norm kernels, forward + backward, %d thread%s, %s; ratio to memcpy of as many bytes in the same run\n",
+              threads, threads > 1 ? "s" : "",
+              rows_per_call > 0 ? (std::to_string(rows_per_call) + " rows per call").c_str()
+                                : "32 MiB per tensor");
   std::printf("%-44s %8s %9s %8s %7s %5s\n", "kernel (rows x cols)", "MiB mv", "ms", "GB/s", "ratio", "reps");
   Generator gen(3);
   Tensor src = gen.normal({kElems}), dst = Tensor::zeros({kElems});
   for (int64_t C : {128, 384, 768, 1536}) {
-    const int64_t N = kElems / C;
+    const int64_t N = rows_per_call > 0 ? rows_per_call : kElems / C;
     Tensor x = gen.normal({N, C}, 0.5f, 2.0f), dy = gen.normal({N, C});
     Tensor gamma = gen.normal({C}, 1.0f, 0.1f), beta = gen.normal({C}, 0.0f, 0.1f);
     Tensor alpha = Tensor::from_vector({0.5f}, {1}), lambda = Tensor::from_vector({1.0f}, {1});
@@ -316,7 +321,10 @@ int main(int argc, char** argv) {
       const std::string wanted = args.str("--sections");
       if (wanted.find('a') != std::string::npos) section("a", t, [&] { bench_matmul(cases, t, reps, mm); });
       if (wanted.find('b') != std::string::npos) section("b", t, [&] { bench_bandwidth(t, reps, bw); });
-      if (wanted.find('c') != std::string::npos) section("c", t, [&] { bench_norms(t, reps, bw); });
+      if (wanted.find('c') != std::string::npos) section("c", t, [&] {
+          bench_norms(t, reps, bw, 0);
+          bench_norms(t, reps, bw, 2048);
+        });
     }
     if (!args.str("--json").empty()) {
       std::ofstream js(args.str("--json"));
