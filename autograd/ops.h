@@ -39,6 +39,8 @@ Var var(const Var& x, const std::vector<int64_t>& axes = {}, bool keepdim = fals
 // ---- softmax over the last axis
 Var softmax(const Var& x);
 Var log_softmax(const Var& x);
+// softmax(scale * scores) with the future masked when causal, saving only the output
+Var attention_softmax(const Var& scores, float scale, bool causal);
 
 // ---- matrix product (batched, broadcast, optional transposes)
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);

@@ -30,9 +30,9 @@ Var SelfAttention::forward(const Var& x) const {
   {
     profile::Scope core("attention core");  // head views, scores, mask, softmax, weighted values
     Var q = head_view(0), k = head_view(1), v = head_view(2);
-    Var scores = ag::mul_scalar(ag::matmul(q, k, false, true), 1.0f / std::sqrt((float)hd));  // (B, H, T, T)
-    if (causal) scores = ag::causal_mask(scores);
-    y = ag::matmul(ag::softmax(scores), v);                                                  // (B, H, T, hd)
+    Var scores = ag::matmul(q, k, false, true);                                   // (B, H, T, T)
+    Var probs = ag::attention_softmax(scores, 1.0f / std::sqrt((float)hd), causal);
+    y = ag::matmul(probs, v);                                                     // (B, H, T, hd)
     y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});
   }
   return proj->forward(y);

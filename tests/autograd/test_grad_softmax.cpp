@@ -50,3 +50,34 @@ TEST_CASE("softmax gradcheck over a permuted last axis", "[grad]") {
   };
   CHECK_GRADCHECK(nl::gradcheck(fn, {gen.normal({2, 4, 3})}));
 }
+
+TEST_CASE("attention_softmax gradcheck, causal and not, on square and cached-shape (T < S) scores", "[grad]") {
+  for (bool causal : {false, true}) {
+    INFO("causal " << causal);
+    check_softmax_like("attention_softmax", [causal](const Var& x) {
+      // the softmax_like shapes are (..., T, S) with T <= S except {5} and {4, 1}: give
+      // those a leading axis so that the mask has a (T, S) block to work on
+      Var s = x.dim() == 1 || x.shape().back() == 1 ? ag::reshape(x, {1, -1}) : x;
+      if (causal && s.shape()[s.dim() - 2] > s.shape().back()) s = ag::transpose(s, -1, -2);
+      return ag::attention_softmax(s, 0.7f, causal);
+    });
+  }
+}
+
+TEST_CASE("attention_softmax equals scale, causal mask and softmax done as three ops", "[grad]") {
+  nl::Generator gen(302);
+  const Tensor x = gen.normal({2, 3, 4, 6});  // (B, H, T, S): row i sees columns up to i + 2
+  for (bool causal : {false, true}) {
+    INFO("causal " << causal);
+    Var a(x, true), b(x, true);
+    Var fused = ag::attention_softmax(a, 0.35f, causal);
+    Var scaled = ag::mul_scalar(b, 0.35f);
+    Var three = ag::softmax(causal ? ag::causal_mask(scaled) : scaled);
+    CHECK_CLOSE(fused.value(), three.value(), 1e-6, 1e-6);
+    if (causal) CHECK(fused.value().at({0, 0, 0, 3}) == 0.0f);  // the future of row 0
+    const Tensor dy = gen.normal(x.shape());
+    fused.backward(dy);
+    three.backward(dy);
+    CHECK_CLOSE(a.grad(), b.grad(), 1e-6, 1e-6);
+  }
+}
