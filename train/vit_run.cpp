@@ -9,12 +9,16 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "autograd/ops.h"
 #include "tensor/threads.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_keeper.h"
 #include "train/optim.h"
+#include "train/run_log.h"
+#include "train/stop_signals.h"
 
 namespace nl {
 namespace fs = std::filesystem;
@@ -50,6 +54,7 @@ void ViTRunConfig::validate() const {
   NL_CHECK(c.augment.crop_pad >= 0 && c.augment.crop_pad <= 8, "--crop-pad must lie in [0, 8], got ",
            c.augment.crop_pad);
   NL_CHECK(c.threads > 0, "--threads must be positive");
+  c.safety.validate();
 }
 
 namespace {
@@ -59,17 +64,6 @@ std::string fmt_eta(double seconds) {
   int s = (int)std::round(seconds);
   std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
   return buf;
-}
-
-// Rows of an existing log up to and including `step` (the checkpoint's), for a resumed run.
-std::vector<std::string> log_rows_before(const std::string& path, int64_t step) {
-  std::vector<std::string> rows;
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, line)) return rows;
-  while (std::getline(in, line))
-    if (std::atoll(line.c_str()) <= step) rows.push_back(line);
-  return rows;
 }
 
 // CPU time used by all of this process's threads: unlike wall time, it does not grow
@@ -168,19 +162,22 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
   }
 
   // every input is valid: from here on files are written
-  fs::create_directories(c.out_dir);
-  {
-    std::ofstream cfg(c.out_dir + "/config.json");
-    cfg << c.to_json();
-  }
+  create_out_dir(c.out_dir);
+  write_text_file(c.out_dir + "/config.json", c.to_json());
+  CheckpointKeeper keeper(c.out_dir, c.safety.checkpoints);
+  keeper.prepare(c.resume, start_step);
   std::string header = "step,epoch,train_loss,val_loss,val_acc,lr,grad_norm,img_per_s";
   for (int64_t l = 0; l <= c.model.layers; ++l) header += ",rms_" + std::to_string(l);
-  std::vector<std::string> kept_rows;
-  if (c.resume) kept_rows = log_rows_before(log_path, start_step);
-  std::ofstream log(log_path, std::ios::trunc);
-  log.precision(9);
-  log << header << "\n";
-  for (const auto& r : kept_rows) log << r << "\n";
+  CsvLog log(log_path, header, c.resume ? start_step : -1);
+  // the log reaches the OS before the checkpoint of its last step exists
+  auto save_now = [&](int64_t step) {
+    log.flush();
+    keeper.save(step, [&](const std::string& path) {
+      save_checkpoint(path, flat, optim, step, batcher.generator(),
+                      {{"model", model_json(c.model)}, {"config", c.to_json()}});
+    });
+  };
+  NonFiniteGuard guard(c.safety.on_nonfinite);
 
   const bool tty = !c.quiet && isatty(fileno(stdout));
   const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
@@ -199,9 +196,14 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
     flat.grads.fill_(0.0f);
     Var loss = model.loss(Var(x), y);
     loss.backward();
-    const float grad_norm = clip_grad_norm(flat, c.clip);
-    optim.step(lr);
     const float train_loss = loss.item();
+    // a NaN/inf stops the run here, before the parameters change, or skips the step
+    const std::optional<float> grad_norm =
+        guarded_step(guard, step + 1, train_loss, flat, optim, lr, c.clip, result.end);
+    if (!grad_norm) {
+      result.diverged = true;
+      break;
+    }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     step_times.push_back(dt);
     step_cpu_times.push_back(process_cpu_seconds() - cpu0);
@@ -214,17 +216,18 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
       result.val_loss = val.loss;
       result.val_accuracy = val.accuracy;
     }
-    result.diverged |= !std::isfinite(train_loss);
     result.final_train_loss = train_loss;
     result.residual_rms = model.residual_rms();
 
-    log << step + 1 << "," << (double)(step + 1) * (double)c.batch / (double)data.train.size() << "," << train_loss
+    std::ostringstream row;
+    row.precision(9);
+    row << step + 1 << "," << (double)(step + 1) * (double)c.batch / (double)data.train.size() << "," << train_loss
         << ",";
-    if (!std::isnan(val.loss)) log << val.loss << "," << val.accuracy;
-    else log << ",";
-    log << "," << lr << "," << grad_norm << "," << (int64_t)img_s;
-    for (float r : model.residual_rms()) log << "," << r;
-    log << "\n";
+    if (!std::isnan(val.loss)) row << val.loss << "," << val.accuracy;
+    else row << ",";
+    row << "," << lr << "," << *grad_norm << "," << (int64_t)img_s;
+    for (float r : model.residual_rms()) row << "," << r;
+    log.row(row.str());
 
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     const double eta = elapsed / (double)(step + 1 - start_step) * (double)(end_step - step - 1);
@@ -244,13 +247,20 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
       std::fflush(stdout);
     }
     result.steps_done = step + 1;
+    if (keeper.due(step + 1) || stop_signal()) save_now(step + 1);
+    if (stop_signal()) {
+      result.end.signal = stop_signal();
+      break;
+    }
   }
   log.flush();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   result.cpu_seconds = process_cpu_seconds() - cpu_start;
 
-  save_checkpoint(ckpt, flat, optim, result.steps_done, batcher.generator(),
-                  {{"model", model_json(c.model)}, {"config", c.to_json()}});
+  // the end's checkpoint; after a fault the last good one stays as it is
+  if (result.end.fault.empty() && keeper.last_step() != result.steps_done) save_now(result.steps_done);
+  result.end.checkpoint_step = keeper.last_step();
+  result.end.checkpoint_path = ckpt;
   result.images_per_s = (double)c.batch / median_after_first(step_times);
   result.images_per_cpu_s = (double)c.batch / median_after_first(step_cpu_times);
 
@@ -260,7 +270,7 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
     result.test_loss = test.loss;
     result.test_accuracy = test.accuracy;
     const auto& names = fashion_mnist_classes();
-    std::ofstream cm(c.out_dir + "/confusion.csv");
+    std::ostringstream cm;
     cm << "true\\predicted";
     for (const auto& n : names) cm << "," << n;
     cm << "\n";
@@ -269,7 +279,8 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
       for (int p = 0; p < 10; ++p) cm << "," << result.confusion[t][p];
       cm << "\n";
     }
-    std::ofstream res(c.out_dir + "/result.json");
+    write_text_file(c.out_dir + "/confusion.csv", cm.str());
+    std::ostringstream res;
     res.precision(9);
     res << "{\"steps\": " << result.steps_done << ", \"test_loss\": " << result.test_loss
         << ", \"test_accuracy\": " << result.test_accuracy << ", \"val_loss\": " << result.val_loss
@@ -279,6 +290,7 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
         << ", \"diverged\": " << (result.diverged ? "true" : "false") << ", \"residual_rms\": [";
     for (size_t i = 0; i < result.residual_rms.size(); ++i) res << (i ? ", " : "") << result.residual_rms[i];
     res << "]}\n";
+    write_text_file(c.out_dir + "/result.json", res.str());
   }
   return result;
 }

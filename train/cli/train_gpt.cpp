@@ -10,6 +10,7 @@
 #include "tensor/threads.h"
 #include "train/act_stats.h"
 #include "train/args.h"
+#include "train/stop_signals.h"
 #include "train/gpt_run.h"
 
 using namespace nl;
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   args.add_switch("--resume", "continue from DIR/checkpoint.safetensors");
   args.add("--stop-after", "-1", "stop after this step, writing the checkpoint (-1: run all)");
   args.add_switch("--quiet", "no progress lines");
+  add_run_safety_flags(args);
   try {
     if (!args.parse(argc, argv)) return 0;
     GPTRunConfig c;
@@ -82,7 +84,10 @@ int main(int argc, char** argv) {
     c.resume = args.on("--resume");
     c.stop_after = args.integer("--stop-after");
     c.quiet = args.on("--quiet");
+    c.safety = read_run_safety_flags(args);
+    install_stop_signals();
     GPTRunResult r = run_gpt(c);
+    if (const int code = report_run_end("train_gpt", r.end)) return code;
     if (!r.act_stats.empty() && !c.quiet)
       std::printf("activation statistics at step %lld (fixed validation batch; act_stats.csv has every %lld steps; "
                   "taking them cost %.2f s of the run's %.1f s):\n%s",

@@ -6,6 +6,7 @@
 
 #include "tensor/threads.h"
 #include "train/args.h"
+#include "train/stop_signals.h"
 #include "train/vit_run.h"
 
 using namespace nl;
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   args.add_switch("--resume", "continue from DIR/checkpoint.safetensors");
   args.add("--stop-after", "-1", "stop after this step, writing the checkpoint (-1: run all)");
   args.add_switch("--quiet", "no progress lines");
+  add_run_safety_flags(args);
   try {
     if (!args.parse(argc, argv)) return 0;
     ViTRunConfig c;
@@ -74,7 +76,10 @@ int main(int argc, char** argv) {
     c.resume = args.on("--resume");
     c.stop_after = args.integer("--stop-after");
     c.quiet = args.on("--quiet");
+    c.safety = read_run_safety_flags(args);
+    install_stop_signals();
     ViTRunResult r = run_vit(c);
+    if (const int code = report_run_end("train_vit", r.end)) return code;
     if (r.tested)
       std::printf("done: %lld steps, train loss %.4f, val acc %.2f%%, test loss %.4f, test acc %.2f%%, %.0f img/s%s\n",
                   (long long)r.steps_done, r.final_train_loss, 100.0 * r.val_accuracy, r.test_loss,
