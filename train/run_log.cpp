@@ -19,9 +19,11 @@ size_t fields(const std::string& line) { return 1 + (size_t)std::count(line.begi
 }  // namespace
 
 std::vector<std::string> complete_rows_until(const std::string& path, int64_t step) {
+  std::vector<std::string> rows;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return rows;  // not a device that reads forever
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> rows;
   size_t start = text.find('\n');
   if (start == std::string::npos) return rows;
   const size_t columns = fields(text.substr(0, start));
