@@ -16,6 +16,11 @@
 #include <string>
 #include <vector>
 
+// tests that run the command-line programs find them in this build's folder
+#ifndef NL_BUILD_DIR
+#define NL_BUILD_DIR "build/release"
+#endif
+
 namespace nl::test {
 
 // A fresh directory under the system's temp dir, removed with everything in it.

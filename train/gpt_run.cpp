@@ -16,6 +16,7 @@
 #include "tensor/threads.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_keeper.h"
+#include "train/flag_checks.h"
 #include "train/optim.h"
 #include "train/run_log.h"
 #include "train/sampling.h"
@@ -71,7 +72,7 @@ void restore_c_attn_caches(GPT& model, const std::string& text) {
 }
 
 void check_run_config(const GPTRunConfig& c) {
-  c.model.validate();
+  // the flags' own ranges first, so that an error names the flag; the model's consistency last
   NL_CHECK(c.batch > 0 && c.steps > 0, "--batch and --steps must be positive");
   NL_CHECK(c.warmup >= 0, "--warmup must be >= 0");
   NL_CHECK(c.lr > 0 && c.min_lr >= 0 && c.min_lr <= c.lr, "--lr must be positive and --min-lr in [0, lr]");
@@ -82,6 +83,25 @@ void check_run_config(const GPTRunConfig& c) {
   c.safety.validate();
   NL_CHECK(c.train_bytes == -1 || c.train_bytes > c.model.context, "--train-bytes must exceed the sequence length ",
            c.model.context);
+  check_shared_run_flags({c.model.layers, c.model.dim, c.model.heads, c.batch, c.warmup, c.eval_every, c.threads,
+                          c.stop_after, c.lr, c.min_lr, c.wd, c.clip, c.model.norm.dyt_alpha0,
+                          c.model.norm.bhyt_lambda0});
+  check_int_flag("--seq", c.model.context, 1, 65536);
+  check_int_flag("--steps", c.steps, 1, kMaxSteps);
+  check_int_flag("--eval-batches", c.eval_batches, 1, 1000000);
+  check_int_flag("--act-stats-every", c.act_stats_every, 0, kMaxSteps);
+  check_int_flag("--bhyt-refresh", c.model.norm.bhyt_refresh, 1, kMaxSteps);
+  if (c.model.norm.bhyt_lambda_attn) check_real_flag("--bhyt-lambda-attn", *c.model.norm.bhyt_lambda_attn, -1e6, 1e6);
+  if (c.model.norm.bhyt_lambda_mlp) check_real_flag("--bhyt-lambda-mlp", *c.model.norm.bhyt_lambda_mlp, -1e6, 1e6);
+  // parameters, gradients and two AdamW moments; per layer about 20 (B, T, dim) activations
+  // and 3 (B, heads, T, T) attention maps are kept for the backward pass, plus the logits
+  const double d = (double)c.model.dim, L = (double)c.model.layers, T = (double)c.model.context;
+  const double B = (double)std::max(c.batch, c.eval_batch_size), V = (double)c.model.vocab;
+  const double params = 12.0 * L * d * d + (V + T) * d;
+  const double activations = L * (20.0 * B * T * d + 3.0 * B * (double)c.model.heads * T * T) + 3.0 * B * T * V;
+  check_memory_estimate(4.0 * (4.0 * params + activations),
+                        "the model (--layers, --dim, --heads, --seq) at --batch " + std::to_string(c.batch));
+  c.model.validate();
 }
 
 // Mean loss over the fixed validation batches, without recording a graph.

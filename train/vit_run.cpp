@@ -16,6 +16,7 @@
 #include "tensor/threads.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_keeper.h"
+#include "train/flag_checks.h"
 #include "train/optim.h"
 #include "train/run_log.h"
 #include "train/stop_signals.h"
@@ -39,7 +40,7 @@ std::string model_json(const ViTConfig& m) {
 
 void ViTRunConfig::validate() const {
   const ViTRunConfig& c = *this;
-  c.model.validate();
+  // the flags' own ranges first, so that an error names the flag; the model's consistency last
   NL_CHECK(c.model.image == 28 && c.model.channels == 1 && c.model.classes == kFashionMnistClasses,
            "vit run: Fashion-MNIST needs image 28, channels 1, classes 10");
   NL_CHECK(c.batch > 0, "--batch must be positive");
@@ -55,6 +56,23 @@ void ViTRunConfig::validate() const {
            c.augment.crop_pad);
   NL_CHECK(c.threads > 0, "--threads must be positive");
   c.safety.validate();
+  check_shared_run_flags({c.model.layers, c.model.dim, c.model.heads, c.batch, c.warmup, c.eval_every, c.threads,
+                          c.stop_after, c.lr, c.min_lr, c.wd, c.clip, c.model.norm.dyt_alpha0,
+                          c.model.norm.bhyt_lambda0});
+  check_int_flag("--patch", c.model.patch, 1, c.model.image);
+  check_int_flag("--steps", c.steps, 0, kMaxSteps);
+  check_real_flag("--epochs", c.epochs, 0, 1e6);
+  check_int_flag("--eval-batch", c.eval_batch, 1, kMaxBatch);
+  // parameters, gradients, two AdamW moments; per layer about 20 (B, N, dim) activations
+  // and 3 (B, heads, N, N) attention maps for the backward pass (N tokens per image)
+  const double d = (double)c.model.dim, L = (double)c.model.layers;
+  const double N = (double)(c.model.image / c.model.patch) * (double)(c.model.image / c.model.patch) + 1;
+  const double B = (double)std::max(c.batch, c.eval_batch);
+  const double params = 12.0 * L * d * d + (double)(c.model.patch * c.model.patch) * d + N * d;
+  const double activations = L * (20.0 * B * N * d + 3.0 * B * (double)c.model.heads * N * N);
+  check_memory_estimate(4.0 * (4.0 * params + activations),
+                        "the model (--layers, --dim, --heads, --patch) at --batch " + std::to_string(c.batch));
+  c.model.validate();
 }
 
 namespace {

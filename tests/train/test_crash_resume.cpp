@@ -22,10 +22,6 @@ using Catch::Contains;
 namespace fs = std::filesystem;
 using namespace nl::test;
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 namespace {
 
 const std::string kProgram = NL_BUILD_DIR "/train_gpt";

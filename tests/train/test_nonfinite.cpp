@@ -21,10 +21,6 @@ using Catch::Contains;
 namespace fs = std::filesystem;
 using namespace nl::test;
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 namespace {
 
 struct TinyGPT {

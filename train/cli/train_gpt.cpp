@@ -5,11 +5,13 @@
 //   build/release/train_gpt --norm rms --block lns --layers 16 --out runs/lns
 // Bad input (an unknown flag or norm, a shape that does not fit, missing data, a bad
 // checkpoint) prints one line naming the problem and exits with code 2.
+#include <cstdint>
 #include <cstdio>
 
 #include "tensor/threads.h"
 #include "train/act_stats.h"
 #include "train/args.h"
+#include "train/flag_checks.h"
 #include "train/stop_signals.h"
 #include "train/gpt_run.h"
 
@@ -74,11 +76,11 @@ int main(int argc, char** argv) {
     c.warmup = args.integer("--warmup");
     c.wd = (float)args.real("--wd");
     c.clip = (float)args.real("--clip");
-    c.seed = (uint64_t)args.integer("--seed");
+    c.seed = (uint64_t)args.integer("--seed", 0, INT64_MAX);
     c.eval_every = args.integer("--eval-every");
     c.eval_batches = args.integer("--eval-batches");
     c.train_bytes = args.integer("--train-bytes");
-    c.threads = (int)args.integer("--threads");
+    c.threads = (int)args.integer("--threads", 1, kMaxThreads);
     c.data_dir = args.str("--data");
     c.out_dir = args.str("--out");
     c.resume = args.on("--resume");

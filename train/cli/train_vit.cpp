@@ -2,10 +2,12 @@
 //   build/release/train_vit --norm rms --epochs 3 --out runs/vit-rms
 // Bad input (an unknown flag or norm, a shape that does not fit, missing data, a bad
 // checkpoint) prints one line naming the problem and exits with code 2.
+#include <cstdint>
 #include <cstdio>
 
 #include "tensor/threads.h"
 #include "train/args.h"
+#include "train/flag_checks.h"
 #include "train/stop_signals.h"
 #include "train/vit_run.h"
 
@@ -63,14 +65,14 @@ int main(int argc, char** argv) {
     c.warmup = args.integer("--warmup");
     c.wd = (float)args.real("--wd");
     c.clip = (float)args.real("--clip");
-    c.seed = (uint64_t)args.integer("--seed");
-    c.split_seed = (uint64_t)args.integer("--split-seed");
+    c.seed = (uint64_t)args.integer("--seed", 0, INT64_MAX);
+    c.split_seed = (uint64_t)args.integer("--split-seed", 0, INT64_MAX);
     c.val_size = args.integer("--val-size");
-    c.augment.crop_pad = (int)args.integer("--crop-pad");
+    c.augment.crop_pad = (int)args.integer("--crop-pad", 0, 8);
     c.augment.flip = args.on("--flip");
     c.eval_every = args.integer("--eval-every");
     c.eval_batch = args.integer("--eval-batch");
-    c.threads = (int)args.integer("--threads");
+    c.threads = (int)args.integer("--threads", 1, kMaxThreads);
     c.data_dir = args.str("--data");
     c.out_dir = args.str("--out");
     c.resume = args.on("--resume");
