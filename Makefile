@@ -2,6 +2,9 @@
 #   make            build the library, the command-line programs and the tests
 #   make test       install missing Debian packages, build, run every test (FILTER=name for one op)
 #   make test-asan  the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-tsan  the threaded kernels' tests under ThreadSanitizer (clang, LLVM OpenMP)
+#   make fuzz       libFuzzer on the safetensors, IDX and flag parsers (FUZZ_SECONDS each)
+#   make valgrind   one short training run under valgrind memcheck
 #   make bench      benchmarks (medians and ratios, never pass/fail)
 #   make demo       the main job: train the demo GPT with the five norms and compare them
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
@@ -20,6 +23,12 @@ HAVE_OPENBLAS := $(shell printf '\043include <cblas.h>\nint main(){return 0;}\n'
 ifeq ($(SANITIZE),1)
   BUILD := build/asan
   OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else ifeq ($(SANITIZE),fuzz)
+  BUILD := build/fuzz
+  OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+else ifeq ($(SANITIZE),thread)
+  BUILD := build/tsan
+  OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
 else ifeq ($(DEBUG),1)
   BUILD := build/debug
   OPT := -O0 -g
@@ -39,6 +48,11 @@ endif
 # OpenBLAS's OpenMP build shares our OpenMP thread pool; the default pthread build
 # would start a second pool whose spinning threads fight ours for the two cores.
 OPENBLAS_OMP := $(wildcard /usr/lib/$(shell $(CXX) -print-multiarch)/openblas-openmp)
+# The clang builds (fuzz, tsan) use LLVM's OpenMP runtime, which must not meet libgomp
+# (OpenBLAS's OpenMP build links it): they take OpenBLAS's pthread build instead.
+ifneq ($(filter fuzz thread,$(SANITIZE)),)
+  OPENBLAS_OMP := $(wildcard /usr/lib/$(shell $(CXX) -print-multiarch)/openblas-pthread)
+endif
 ifneq ($(OPENBLAS_OMP),)
   LDFLAGS += -L$(OPENBLAS_OMP) -Wl,-rpath,$(OPENBLAS_OMP)
 endif
@@ -64,7 +78,7 @@ TEST_SRCS := $(wildcard tests/*/*.cpp)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/run_tests
 
-.PHONY: all info deps test test-asan bench demo demo-vit clean
+.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench demo demo-vit clean
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
@@ -93,6 +107,11 @@ $(BUILD)/%: bench/%.cpp $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
 
+# libFuzzer targets, built only in the SANITIZE=fuzz build (scripts/fuzz.sh drives it)
+$(BUILD)/%: fuzz/%.cpp $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $< $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
+
 # Catch2's main is compiled once, in its own object, and never rebuilt with the tests.
 $(BUILD)/catch_main.o: tests/catch_main.cc
 	@mkdir -p $(dir $@)
@@ -113,6 +132,18 @@ test: deps
 
 test-asan: deps
 	@$(MAKE) --no-print-directory SANITIZE=1 test
+
+# ThreadSanitizer needs clang and LLVM's OpenMP with its Archer tool: libgomp's own
+# synchronisation is invisible to TSan and reads as races (scripts/tsan.sh explains).
+test-tsan: deps
+	@bash scripts/tsan.sh
+
+# FUZZ_SECONDS per target (default 60); crashes land in build/fuzz/crashes/.
+fuzz: deps
+	@bash scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
+
+valgrind: deps
+	@bash scripts/valgrind.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BENCHES) $(CLIS)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the Catch2 test binary and ends with the plain line "N passed, N failed"
 # (test cases), exiting non-zero on any failure or crash.
-# Usage: scripts/run-tests.sh BINARY [FILTER]   (FILTER: a substring of test names)
+# Usage: scripts/run-tests.sh BINARY [FILTER] [TAGS]
+#   FILTER: a substring of test names; TAGS: a Catch2 test spec such as "[threads],[ops]"
 set -uo pipefail
 bin=$1
 filter=${2:-}
 args=()
 [ -n "$filter" ] && args+=("*${filter}*")
+[ -n "${3:-}" ] && args+=("$3")
 log=$(mktemp)
 "$bin" "${args[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

@@ -2,17 +2,26 @@
 // a scratch directory, whole-file reads and writes, a snapshot of a directory (to show
 // that a failed run changed nothing), and running a program with its output captured.
 #pragma once
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
+#include <vector>
+
+// tests that run the command-line programs find them in this build's folder
+#ifndef NL_BUILD_DIR
+#define NL_BUILD_DIR "build/release"
+#endif
 
 namespace nl::test {
 
@@ -84,6 +93,57 @@ inline std::pair<double, bool> largest_difference(const std::map<int, double>& a
     worst = std::max(worst, std::fabs(value - it->second));
   }
   return {worst, true};
+}
+
+// The lines of a CSV file split at commas (an empty last field kept), header first.
+inline std::vector<std::vector<std::string>> read_csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream ss(line);
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// "--a 1 --b" -> {"--a", "1", "--b"}: flags for spawn_program, split on spaces.
+inline std::vector<std::string> split_args(const std::string& text) {
+  std::vector<std::string> args;
+  std::istringstream in(text);
+  for (std::string a; in >> a;) args.push_back(a);
+  return args;
+}
+
+// Starts `program args` as a child process (no shell, so the pid is the program's own)
+// with stdout and stderr going to the given files; returns the pid. For tests that
+// signal or kill a run while it works.
+inline pid_t spawn_program(const std::string& program, const std::vector<std::string>& args,
+                           const std::string& out_path, const std::string& err_path) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(program.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits for a spawned child; returns waitpid's status (WIFEXITED, WTERMSIG, ...).
+inline int wait_child(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
 }
 
 }  // namespace nl::test

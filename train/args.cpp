@@ -1,5 +1,7 @@
 #include "train/args.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -63,8 +65,16 @@ bool Args::given(const std::string& flag) const { return get(flag).given; }
 int64_t Args::integer(const std::string& flag) const {
   const std::string& v = get(flag).value;
   char* end = nullptr;
+  errno = 0;
   long long x = std::strtoll(v.c_str(), &end, 10);
   NL_CHECK(!v.empty() && *end == '\0', "flag ", flag, " needs an integer, got '", v, "'");
+  NL_CHECK(errno != ERANGE, "flag ", flag, ": ", v, " is out of range");
+  return x;
+}
+
+int64_t Args::integer(const std::string& flag, int64_t min, int64_t max) const {
+  const int64_t x = integer(flag);
+  NL_CHECK(x >= min && x <= max, "flag ", flag, " must lie in [", min, ", ", max, "], got ", x);
   return x;
 }
 
@@ -73,6 +83,7 @@ double Args::real(const std::string& flag) const {
   char* end = nullptr;
   double x = std::strtod(v.c_str(), &end);
   NL_CHECK(!v.empty() && *end == '\0', "flag ", flag, " needs a number, got '", v, "'");
+  NL_CHECK(std::isfinite(x), "flag ", flag, " needs a finite number, got '", v, "'");
   return x;
 }
 

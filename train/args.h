@@ -21,7 +21,8 @@ class Args {
 
   std::string str(const std::string& flag) const;
   int64_t integer(const std::string& flag) const;
-  double real(const std::string& flag) const;
+  int64_t integer(const std::string& flag, int64_t min, int64_t max) const;  // and in [min, max]
+  double real(const std::string& flag) const;  // finite: "nan" and "inf" are errors
   bool on(const std::string& flag) const;
   bool given(const std::string& flag) const;  // set on the command line, not defaulted
   std::string help() const;

@@ -1,5 +1,6 @@
 #include "train/checkpoint.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "train/safetensors.h"
@@ -60,6 +61,10 @@ CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, 
     NL_CHECK(it != f.tensors.end(), "checkpoint ", path, ": missing tensor '", name, "' (a different model?)");
     NL_CHECK(it->second.shape() == shape && it->second.dtype() == DType::F32, "checkpoint ", path, ": tensor '",
              name, "' is ", describe(it->second), ", the model expects ", to_string(shape));
+    // a NaN or inf would only surface as a non-finite loss at the first step
+    for (float v : it->second.to_vector())
+      NL_CHECK(std::isfinite(v), "checkpoint ", path, ": tensor '", name,
+               "' holds NaN or infinite values (a corrupt or diverged checkpoint)");
     return it->second;
   };
   for (const auto& [name, p] : params.params) expect(name, p.value().shape());

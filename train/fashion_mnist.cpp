@@ -2,10 +2,12 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "tensor/error.h"
 
@@ -29,7 +31,11 @@ class GzFile {
   GzFile& operator=(const GzFile&) = delete;
 
   // Reads exactly n bytes; `what` names them in the error of a short or corrupt read.
-  void read(void* dst, int64_t n, const char* what) {
+  void read(void* dst, int64_t n, const char* what) { read_some(dst, n, 0, n, what); }
+
+  // Reads exactly n bytes that are bytes [before, before + n) of `total` in the error
+  // message of a short read.
+  void read_some(void* dst, int64_t n, int64_t before, int64_t total, const char* what) {
     auto* p = static_cast<uint8_t*>(dst);
     int64_t got = 0;
     while (got < n) {
@@ -44,8 +50,23 @@ class GzFile {
       int code = Z_OK;
       gzerror(f_, &code);
       if (code != Z_OK && code != Z_STREAM_END) corrupt();
-      fail("fashion-mnist: ", path_, " is truncated: expected ", n, " bytes of ", what, ", found ", got, "; ",
+      fail("fashion-mnist: ", path_, " is truncated: expected ", total, " bytes of ", what, ", found ", before + got, "; ",
            kInstall, " (or reinstall it)");
+    }
+  }
+
+  // Reads exactly n bytes into `out`, growing it a chunk at a time: the count comes
+  // from the file's header, so a hostile header (4 billion items) must not make us
+  // allocate before the data is really there (found by fuzz/fuzz_idx.cpp).
+  void read_vector(std::vector<uint8_t>& out, int64_t n, const char* what) {
+    constexpr int64_t kChunk = 16 << 20;
+    out.clear();
+    int64_t got = 0;
+    while (got < n) {
+      const int64_t chunk = std::min(n - got, kChunk);
+      out.resize((size_t)(got + chunk));
+      read_some(out.data() + got, chunk, got, n, what);
+      got += chunk;
     }
   }
 
@@ -100,8 +121,7 @@ IdxImages read_idx_images(const std::string& path) {
   im.cols = f.big_endian_u32("header");
   NL_CHECK(im.rows > 0 && im.cols > 0 && im.rows <= 4096 && im.cols <= 4096, "fashion-mnist: ", path,
            " has images of an implausible size ", im.rows, " x ", im.cols, "; ", kInstall);
-  im.pixels.resize((size_t)(im.count * im.rows * im.cols));
-  f.read(im.pixels.data(), (int64_t)im.pixels.size(), "pixels");
+  f.read_vector(im.pixels, im.count * im.rows * im.cols, "pixels");
   f.expect_end();
   return im;
 }
@@ -109,8 +129,8 @@ IdxImages read_idx_images(const std::string& path) {
 std::vector<uint8_t> read_idx_labels(const std::string& path, int num_classes) {
   GzFile f(path);
   check_magic(f.big_endian_u32("header"), 2049, path, "label");
-  std::vector<uint8_t> labels(f.big_endian_u32("header"));
-  f.read(labels.data(), (int64_t)labels.size(), "labels");
+  std::vector<uint8_t> labels;
+  f.read_vector(labels, f.big_endian_u32("header"), "labels");
   f.expect_end();
   for (size_t i = 0; i < labels.size(); ++i)
     NL_CHECK(labels[i] < num_classes, "fashion-mnist: ", path, ": label ", (int)labels[i], " of item ", i,

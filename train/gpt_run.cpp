@@ -8,13 +8,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <memory>
 #include <sstream>
 
 #include "autograd/ops.h"
 #include "tensor/threads.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_keeper.h"
+#include "train/flag_checks.h"
 #include "train/optim.h"
+#include "train/run_log.h"
 #include "train/sampling.h"
+#include "train/stop_signals.h"
 #include "train/text_data.h"
 
 namespace nl {
@@ -66,7 +72,7 @@ void restore_c_attn_caches(GPT& model, const std::string& text) {
 }
 
 void check_run_config(const GPTRunConfig& c) {
-  c.model.validate();
+  // the flags' own ranges first, so that an error names the flag; the model's consistency last
   NL_CHECK(c.batch > 0 && c.steps > 0, "--batch and --steps must be positive");
   NL_CHECK(c.warmup >= 0, "--warmup must be >= 0");
   NL_CHECK(c.lr > 0 && c.min_lr >= 0 && c.min_lr <= c.lr, "--lr must be positive and --min-lr in [0, lr]");
@@ -74,8 +80,28 @@ void check_run_config(const GPTRunConfig& c) {
   NL_CHECK(c.threads > 0, "--threads must be positive");
   NL_CHECK(c.act_stats_every >= 0 && c.act_stats_batch > 0,
            "--act-stats-every must be >= 0 and the act-stats batch positive");
+  c.safety.validate();
   NL_CHECK(c.train_bytes == -1 || c.train_bytes > c.model.context, "--train-bytes must exceed the sequence length ",
            c.model.context);
+  check_shared_run_flags({c.model.layers, c.model.dim, c.model.heads, c.batch, c.warmup, c.eval_every, c.threads,
+                          c.stop_after, c.lr, c.min_lr, c.wd, c.clip, c.model.norm.dyt_alpha0,
+                          c.model.norm.bhyt_lambda0});
+  check_int_flag("--seq", c.model.context, 1, 65536);
+  check_int_flag("--steps", c.steps, 1, kMaxSteps);
+  check_int_flag("--eval-batches", c.eval_batches, 1, 1000000);
+  check_int_flag("--act-stats-every", c.act_stats_every, 0, kMaxSteps);
+  check_int_flag("--bhyt-refresh", c.model.norm.bhyt_refresh, 1, kMaxSteps);
+  if (c.model.norm.bhyt_lambda_attn) check_real_flag("--bhyt-lambda-attn", *c.model.norm.bhyt_lambda_attn, -1e6, 1e6);
+  if (c.model.norm.bhyt_lambda_mlp) check_real_flag("--bhyt-lambda-mlp", *c.model.norm.bhyt_lambda_mlp, -1e6, 1e6);
+  // parameters, gradients and two AdamW moments; per layer about 20 (B, T, dim) activations
+  // and 3 (B, heads, T, T) attention maps are kept for the backward pass, plus the logits
+  const double d = (double)c.model.dim, L = (double)c.model.layers, T = (double)c.model.context;
+  const double B = (double)std::max(c.batch, c.eval_batch_size), V = (double)c.model.vocab;
+  const double params = 12.0 * L * d * d + (V + T) * d;
+  const double activations = L * (20.0 * B * T * d + 3.0 * B * (double)c.model.heads * T * T) + 3.0 * B * T * V;
+  check_memory_estimate(4.0 * (4.0 * params + activations),
+                        "the model (--layers, --dim, --heads, --seq) at --batch " + std::to_string(c.batch));
+  c.model.validate();
 }
 
 // Mean loss over the fixed validation batches, without recording a graph.
@@ -93,17 +119,6 @@ std::string fmt_eta(double seconds) {
   int s = (int)std::round(seconds);
   std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
   return buf;
-}
-
-// Rows of an existing log up to and including `step` (the checkpoint's), for a resumed run.
-std::vector<std::string> log_rows_before(const std::string& path, int64_t step, std::string& header) {
-  std::vector<std::string> rows;
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, header)) return rows;
-  while (std::getline(in, line))
-    if (std::atoll(line.c_str()) <= step) rows.push_back(line);  // rows hold the step just done
-  return rows;
 }
 
 }  // namespace
@@ -158,51 +173,43 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   }
 
   // every input is valid: from here on files are written
-  fs::create_directories(c.out_dir);
-  {
-    std::ofstream cfg(c.out_dir + "/config.json");
-    cfg << c.to_json();
-  }
+  create_out_dir(c.out_dir);
+  write_text_file(c.out_dir + "/config.json", c.to_json());
+  CheckpointKeeper keeper(c.out_dir, c.safety.checkpoints);
+  keeper.prepare(c.resume, start_step);
   std::string header = "step,train_loss,val_loss,lr,grad_norm,tok_per_s";
   for (int64_t l = 0; l <= c.model.layers; ++l) header += ",rms_" + std::to_string(l);
-  std::vector<std::string> kept_rows;
-  if (c.resume) {
-    std::string old_header;
-    kept_rows = log_rows_before(log_path, start_step, old_header);
-  }
-  std::ofstream log(log_path, std::ios::trunc);
-  log.precision(9);  // enough digits to compare runs (ln vs cbwc, resume) exactly
-  log << header << "\n";
-  for (const auto& r : kept_rows) log << r << "\n";
+  CsvLog log(log_path, header, c.resume ? start_step : -1);
 
   GPTRunResult result;
+  result.steps_done = start_step;
   const std::string stats_path = c.out_dir + "/act_stats.csv";
-  std::FILE* stats_file = nullptr;
+  std::unique_ptr<CsvLog> stats_file;
   auto take_act_stats = [&](int64_t step) {
     const auto t0 = std::chrono::steady_clock::now();
     result.act_stats = activation_stats(model, probe_ids);
-    write_act_stats(stats_file, step, result.act_stats);
-    std::fflush(stats_file);
+    write_act_stats(stats_file->file(), step, result.act_stats);
+    stats_file->flush();
     result.act_stats_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   if (c.act_stats_every > 0) {
-    std::vector<std::string> kept_stats;
-    if (c.resume) {
-      std::string old_header;
-      kept_stats = log_rows_before(stats_path, start_step, old_header);
-    }
-    stats_file = std::fopen(stats_path.c_str(), "w");
-    NL_CHECK(stats_file, "cannot write ", stats_path);
-    std::fprintf(stats_file, "%s\n", act_stats_header().c_str());
-    for (const auto& r : kept_stats) std::fprintf(stats_file, "%s\n", r.c_str());
+    stats_file = std::make_unique<CsvLog>(stats_path, act_stats_header(), c.resume ? start_step : -1);
     if (start_step == 0) take_act_stats(0);
   }
-  struct FileCloser {
-    std::FILE*& f;
-    ~FileCloser() {
-      if (f) std::fclose(f);
-    }
-  } close_stats{stats_file};
+  // the logs reach the OS before the checkpoint of their last step exists: a resumed
+  // run finds every row up to its checkpoint
+  auto save_now = [&](int64_t step) {
+    log.flush();
+    if (stats_file) stats_file->flush();
+    std::map<std::string, std::string> metadata = {{"model", model_json(c.model)},
+                                                   {"config", c.to_json()},
+                                                   {"dropout_generator", encode_state(model.dropout_gen.state())}};
+    if (c.model.norm.name == "bhyt") metadata["bhyt_c_attn"] = encode_c_attn_caches(model);
+    keeper.save(step, [&](const std::string& path) {
+      save_checkpoint(path, flat, optim, step, batcher.generator(), metadata);
+    });
+  };
+  NonFiniteGuard guard(c.safety.on_nonfinite);
 
   const bool tty = !c.quiet && isatty(fileno(stdout));
   const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
@@ -218,9 +225,14 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     // the training forward's, before an evaluation's forwards replace them
     const std::vector<float> residual_rms = model.residual_rms();
     loss.backward();
-    const float grad_norm = clip_grad_norm(flat, c.clip);
-    optim.step(lr);
     const float train_loss = loss.item();
+    // a NaN/inf stops the run here, before the parameters change, or skips the step
+    const std::optional<float> grad_norm =
+        guarded_step(guard, step + 1, train_loss, flat, optim, lr, c.clip, result.end);
+    if (!grad_norm) {
+      result.diverged = true;
+      break;
+    }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     step_times.push_back(dt);
     const double tok_s = (double)(c.batch * T) / dt;
@@ -228,16 +240,17 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     const bool last = step + 1 == end_step;
     float val_loss = NAN;
     if ((step + 1) % c.eval_every == 0 || last) val_loss = evaluate(model, val_batches);
-    result.diverged |= !std::isfinite(train_loss);
     result.final_train_loss = train_loss;
     if (!std::isnan(val_loss)) result.final_val_loss = val_loss;
     result.residual_rms = residual_rms;
 
-    log << step + 1 << "," << train_loss << ",";
-    if (!std::isnan(val_loss)) log << val_loss;
-    log << "," << lr << "," << grad_norm << "," << (int64_t)tok_s;
-    for (float r : residual_rms) log << "," << r;
-    log << "\n";
+    std::ostringstream row;
+    row.precision(9);  // enough digits to compare runs (ln vs cbwc, resume) exactly
+    row << step + 1 << "," << train_loss << ",";
+    if (!std::isnan(val_loss)) row << val_loss;
+    row << "," << lr << "," << *grad_norm << "," << (int64_t)tok_s;
+    for (float r : residual_rms) row << "," << r;
+    log.row(row.str());
     // at the schedule's end, not at a --stop-after: a resumed run's file then equals an uninterrupted one's
     if (stats_file && ((step + 1) % c.act_stats_every == 0 || step + 1 == c.steps)) take_act_stats(step + 1);
 
@@ -257,18 +270,20 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
       std::fflush(stdout);
     }
     result.steps_done = step + 1;
+    if (keeper.due(step + 1) || stop_signal()) save_now(step + 1);
+    if (stop_signal()) {
+      result.end.signal = stop_signal();
+      break;
+    }
   }
   log.flush();
 
-  std::map<std::string, std::string> metadata = {{"model", model_json(c.model)},
-                                                 {"config", c.to_json()},
-                                                 {"dropout_generator", encode_state(model.dropout_gen.state())}};
-  if (c.model.norm.name == "bhyt") metadata["bhyt_c_attn"] = encode_c_attn_caches(model);
-  save_checkpoint(ckpt, flat, optim, result.steps_done, batcher.generator(), metadata);
-  if (result.steps_done == c.steps) {
-    std::ofstream sample(c.out_dir + "/sample.txt");
-    sample << sample_text(model, c.sample_bytes, c.temperature, c.top_k, c.seed + 3);
-  }
+  // the end's checkpoint; after a fault the last good one stays as it is
+  if (result.end.fault.empty() && keeper.last_step() != result.steps_done) save_now(result.steps_done);
+  result.end.checkpoint_step = keeper.last_step();
+  result.end.checkpoint_path = ckpt;
+  if (result.steps_done == c.steps)
+    write_text_file(c.out_dir + "/sample.txt", sample_text(model, c.sample_bytes, c.temperature, c.top_k, c.seed + 3));
   // median over the steps after the first, whose allocations warm the caches
   std::vector<double> times(step_times.begin() + (step_times.size() > 1 ? 1 : 0), step_times.end());
   if (!times.empty()) {

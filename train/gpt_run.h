@@ -9,6 +9,7 @@
 
 #include "nn/gpt.h"
 #include "train/act_stats.h"
+#include "train/run_safety.h"
 
 namespace nl {
 
@@ -31,6 +32,7 @@ struct GPTRunConfig {
   bool quiet = false;         // no progress lines (the summary is still returned)
   int64_t act_stats_every = 100;  // steps between activation statistics (0: none)
   int64_t act_stats_batch = 16;   // sequences of the fixed held-out batch they are taken on
+  RunSafety safety;               // periodic checkpoints, keep-last-K, what a NaN/inf does
   std::string to_json() const;
 };
 
@@ -38,7 +40,8 @@ struct GPTRunResult {
   float final_train_loss = 0, final_val_loss = 0;
   double tokens_per_s = 0;               // median over the timed steps
   std::vector<float> residual_rms;       // per block input + output, last step
-  bool diverged = false;                 // a loss became NaN or inf
+  bool diverged = false;                 // a loss or gradient became NaN or inf
+  RunEnd end;                            // why the run stopped early (signal, fault), if it did
   int64_t steps_done = 0;
   std::vector<ActStat> act_stats;        // the last activation statistics taken (empty: none)
   double wall_s = 0;                     // the whole run, setup to sample
@@ -46,7 +49,9 @@ struct GPTRunResult {
 };
 
 // Validates everything (config, data, a resumed checkpoint) before writing any file;
-// bad input throws nl::Error naming the problem.
+// bad input, and a file write that fails, throw nl::Error naming the problem. A
+// SIGINT/SIGTERM (train/stop_signals.h) or a non-finite loss or gradient ends the run
+// early and is reported in result.end.
 GPTRunResult run_gpt(const GPTRunConfig& config);
 
 }  // namespace nl

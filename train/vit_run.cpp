@@ -9,12 +9,17 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "autograd/ops.h"
 #include "tensor/threads.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_keeper.h"
+#include "train/flag_checks.h"
 #include "train/optim.h"
+#include "train/run_log.h"
+#include "train/stop_signals.h"
 
 namespace nl {
 namespace fs = std::filesystem;
@@ -35,7 +40,7 @@ std::string model_json(const ViTConfig& m) {
 
 void ViTRunConfig::validate() const {
   const ViTRunConfig& c = *this;
-  c.model.validate();
+  // the flags' own ranges first, so that an error names the flag; the model's consistency last
   NL_CHECK(c.model.image == 28 && c.model.channels == 1 && c.model.classes == kFashionMnistClasses,
            "vit run: Fashion-MNIST needs image 28, channels 1, classes 10");
   NL_CHECK(c.batch > 0, "--batch must be positive");
@@ -50,6 +55,24 @@ void ViTRunConfig::validate() const {
   NL_CHECK(c.augment.crop_pad >= 0 && c.augment.crop_pad <= 8, "--crop-pad must lie in [0, 8], got ",
            c.augment.crop_pad);
   NL_CHECK(c.threads > 0, "--threads must be positive");
+  c.safety.validate();
+  check_shared_run_flags({c.model.layers, c.model.dim, c.model.heads, c.batch, c.warmup, c.eval_every, c.threads,
+                          c.stop_after, c.lr, c.min_lr, c.wd, c.clip, c.model.norm.dyt_alpha0,
+                          c.model.norm.bhyt_lambda0});
+  check_int_flag("--patch", c.model.patch, 1, c.model.image);
+  check_int_flag("--steps", c.steps, 0, kMaxSteps);
+  check_real_flag("--epochs", c.epochs, 0, 1e6);
+  check_int_flag("--eval-batch", c.eval_batch, 1, kMaxBatch);
+  // parameters, gradients, two AdamW moments; per layer about 20 (B, N, dim) activations
+  // and 3 (B, heads, N, N) attention maps for the backward pass (N tokens per image)
+  const double d = (double)c.model.dim, L = (double)c.model.layers;
+  const double N = (double)(c.model.image / c.model.patch) * (double)(c.model.image / c.model.patch) + 1;
+  const double B = (double)std::max(c.batch, c.eval_batch);
+  const double params = 12.0 * L * d * d + (double)(c.model.patch * c.model.patch) * d + N * d;
+  const double activations = L * (20.0 * B * N * d + 3.0 * B * (double)c.model.heads * N * N);
+  check_memory_estimate(4.0 * (4.0 * params + activations),
+                        "the model (--layers, --dim, --heads, --patch) at --batch " + std::to_string(c.batch));
+  c.model.validate();
 }
 
 namespace {
@@ -59,17 +82,6 @@ std::string fmt_eta(double seconds) {
   int s = (int)std::round(seconds);
   std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
   return buf;
-}
-
-// Rows of an existing log up to and including `step` (the checkpoint's), for a resumed run.
-std::vector<std::string> log_rows_before(const std::string& path, int64_t step) {
-  std::vector<std::string> rows;
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, line)) return rows;
-  while (std::getline(in, line))
-    if (std::atoll(line.c_str()) <= step) rows.push_back(line);
-  return rows;
 }
 
 // CPU time used by all of this process's threads: unlike wall time, it does not grow
@@ -168,19 +180,22 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
   }
 
   // every input is valid: from here on files are written
-  fs::create_directories(c.out_dir);
-  {
-    std::ofstream cfg(c.out_dir + "/config.json");
-    cfg << c.to_json();
-  }
+  create_out_dir(c.out_dir);
+  write_text_file(c.out_dir + "/config.json", c.to_json());
+  CheckpointKeeper keeper(c.out_dir, c.safety.checkpoints);
+  keeper.prepare(c.resume, start_step);
   std::string header = "step,epoch,train_loss,val_loss,val_acc,lr,grad_norm,img_per_s";
   for (int64_t l = 0; l <= c.model.layers; ++l) header += ",rms_" + std::to_string(l);
-  std::vector<std::string> kept_rows;
-  if (c.resume) kept_rows = log_rows_before(log_path, start_step);
-  std::ofstream log(log_path, std::ios::trunc);
-  log.precision(9);
-  log << header << "\n";
-  for (const auto& r : kept_rows) log << r << "\n";
+  CsvLog log(log_path, header, c.resume ? start_step : -1);
+  // the log reaches the OS before the checkpoint of its last step exists
+  auto save_now = [&](int64_t step) {
+    log.flush();
+    keeper.save(step, [&](const std::string& path) {
+      save_checkpoint(path, flat, optim, step, batcher.generator(),
+                      {{"model", model_json(c.model)}, {"config", c.to_json()}});
+    });
+  };
+  NonFiniteGuard guard(c.safety.on_nonfinite);
 
   const bool tty = !c.quiet && isatty(fileno(stdout));
   const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
@@ -199,9 +214,14 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
     flat.grads.fill_(0.0f);
     Var loss = model.loss(Var(x), y);
     loss.backward();
-    const float grad_norm = clip_grad_norm(flat, c.clip);
-    optim.step(lr);
     const float train_loss = loss.item();
+    // a NaN/inf stops the run here, before the parameters change, or skips the step
+    const std::optional<float> grad_norm =
+        guarded_step(guard, step + 1, train_loss, flat, optim, lr, c.clip, result.end);
+    if (!grad_norm) {
+      result.diverged = true;
+      break;
+    }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     step_times.push_back(dt);
     step_cpu_times.push_back(process_cpu_seconds() - cpu0);
@@ -214,17 +234,18 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
       result.val_loss = val.loss;
       result.val_accuracy = val.accuracy;
     }
-    result.diverged |= !std::isfinite(train_loss);
     result.final_train_loss = train_loss;
     result.residual_rms = model.residual_rms();
 
-    log << step + 1 << "," << (double)(step + 1) * (double)c.batch / (double)data.train.size() << "," << train_loss
+    std::ostringstream row;
+    row.precision(9);
+    row << step + 1 << "," << (double)(step + 1) * (double)c.batch / (double)data.train.size() << "," << train_loss
         << ",";
-    if (!std::isnan(val.loss)) log << val.loss << "," << val.accuracy;
-    else log << ",";
-    log << "," << lr << "," << grad_norm << "," << (int64_t)img_s;
-    for (float r : model.residual_rms()) log << "," << r;
-    log << "\n";
+    if (!std::isnan(val.loss)) row << val.loss << "," << val.accuracy;
+    else row << ",";
+    row << "," << lr << "," << *grad_norm << "," << (int64_t)img_s;
+    for (float r : model.residual_rms()) row << "," << r;
+    log.row(row.str());
 
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     const double eta = elapsed / (double)(step + 1 - start_step) * (double)(end_step - step - 1);
@@ -244,13 +265,20 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
       std::fflush(stdout);
     }
     result.steps_done = step + 1;
+    if (keeper.due(step + 1) || stop_signal()) save_now(step + 1);
+    if (stop_signal()) {
+      result.end.signal = stop_signal();
+      break;
+    }
   }
   log.flush();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   result.cpu_seconds = process_cpu_seconds() - cpu_start;
 
-  save_checkpoint(ckpt, flat, optim, result.steps_done, batcher.generator(),
-                  {{"model", model_json(c.model)}, {"config", c.to_json()}});
+  // the end's checkpoint; after a fault the last good one stays as it is
+  if (result.end.fault.empty() && keeper.last_step() != result.steps_done) save_now(result.steps_done);
+  result.end.checkpoint_step = keeper.last_step();
+  result.end.checkpoint_path = ckpt;
   result.images_per_s = (double)c.batch / median_after_first(step_times);
   result.images_per_cpu_s = (double)c.batch / median_after_first(step_cpu_times);
 
@@ -260,7 +288,7 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
     result.test_loss = test.loss;
     result.test_accuracy = test.accuracy;
     const auto& names = fashion_mnist_classes();
-    std::ofstream cm(c.out_dir + "/confusion.csv");
+    std::ostringstream cm;
     cm << "true\\predicted";
     for (const auto& n : names) cm << "," << n;
     cm << "\n";
@@ -269,7 +297,8 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
       for (int p = 0; p < 10; ++p) cm << "," << result.confusion[t][p];
       cm << "\n";
     }
-    std::ofstream res(c.out_dir + "/result.json");
+    write_text_file(c.out_dir + "/confusion.csv", cm.str());
+    std::ostringstream res;
     res.precision(9);
     res << "{\"steps\": " << result.steps_done << ", \"test_loss\": " << result.test_loss
         << ", \"test_accuracy\": " << result.test_accuracy << ", \"val_loss\": " << result.val_loss
@@ -279,6 +308,7 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
         << ", \"diverged\": " << (result.diverged ? "true" : "false") << ", \"residual_rms\": [";
     for (size_t i = 0; i < result.residual_rms.size(); ++i) res << (i ? ", " : "") << result.residual_rms[i];
     res << "]}\n";
+    write_text_file(c.out_dir + "/result.json", res.str());
   }
   return result;
 }

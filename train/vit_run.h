@@ -11,6 +11,7 @@
 
 #include "nn/vit.h"
 #include "train/fashion_mnist.h"
+#include "train/run_safety.h"
 
 namespace nl {
 
@@ -32,6 +33,7 @@ struct ViTRunConfig {
   bool resume = false;
   int64_t stop_after = -1;    // stop (and checkpoint) after this many steps; -1: run all
   bool quiet = false;         // no progress lines
+  RunSafety safety;           // periodic checkpoints, keep-last-K, what a NaN/inf does
   std::string to_json() const;
   void validate() const;      // throws nl::Error naming the bad flag (data-dependent checks come later)
 };
@@ -47,11 +49,14 @@ struct ViTRunResult {
   double seconds = 0;                  // wall time of the training loop (validation included)
   double cpu_seconds = 0;              // CPU time of the same, all threads
   std::vector<float> residual_rms;     // per block input + output, last step
-  bool diverged = false;               // a loss became NaN or inf
+  bool diverged = false;               // a loss or gradient became NaN or inf
+  RunEnd end;                          // why the run stopped early (signal, fault), if it did
 };
 
 // Validates everything (config, data, a resumed checkpoint) before writing any file;
-// bad input throws nl::Error naming the problem.
+// bad input, and a file write that fails, throw nl::Error naming the problem. A
+// SIGINT/SIGTERM (train/stop_signals.h) or a non-finite loss or gradient ends the run
+// early and is reported in result.end.
 ViTRunResult run_vit(const ViTRunConfig& config);
 
 // Mean loss and accuracy of `model` on a whole image set, batch by batch, without

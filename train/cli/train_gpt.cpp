@@ -5,11 +5,14 @@
 //   build/release/train_gpt --norm rms --block lns --layers 16 --out runs/lns
 // Bad input (an unknown flag or norm, a shape that does not fit, missing data, a bad
 // checkpoint) prints one line naming the problem and exits with code 2.
+#include <cstdint>
 #include <cstdio>
 
 #include "tensor/threads.h"
 #include "train/act_stats.h"
 #include "train/args.h"
+#include "train/flag_checks.h"
+#include "train/stop_signals.h"
 #include "train/gpt_run.h"
 
 using namespace nl;
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   args.add_switch("--resume", "continue from DIR/checkpoint.safetensors");
   args.add("--stop-after", "-1", "stop after this step, writing the checkpoint (-1: run all)");
   args.add_switch("--quiet", "no progress lines");
+  add_run_safety_flags(args);
   try {
     if (!args.parse(argc, argv)) return 0;
     GPTRunConfig c;
@@ -72,17 +76,20 @@ int main(int argc, char** argv) {
     c.warmup = args.integer("--warmup");
     c.wd = (float)args.real("--wd");
     c.clip = (float)args.real("--clip");
-    c.seed = (uint64_t)args.integer("--seed");
+    c.seed = (uint64_t)args.integer("--seed", 0, INT64_MAX);
     c.eval_every = args.integer("--eval-every");
     c.eval_batches = args.integer("--eval-batches");
     c.train_bytes = args.integer("--train-bytes");
-    c.threads = (int)args.integer("--threads");
+    c.threads = (int)args.integer("--threads", 1, kMaxThreads);
     c.data_dir = args.str("--data");
     c.out_dir = args.str("--out");
     c.resume = args.on("--resume");
     c.stop_after = args.integer("--stop-after");
     c.quiet = args.on("--quiet");
+    c.safety = read_run_safety_flags(args);
+    install_stop_signals();
     GPTRunResult r = run_gpt(c);
+    if (const int code = report_run_end("train_gpt", r.end)) return code;
     if (!r.act_stats.empty() && !c.quiet)
       std::printf("activation statistics at step %lld (fixed validation batch; act_stats.csv has every %lld steps; "
                   "taking them cost %.2f s of the run's %.1f s):\n%s",

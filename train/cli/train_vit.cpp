@@ -2,10 +2,13 @@
 //   build/release/train_vit --norm rms --epochs 3 --out runs/vit-rms
 // Bad input (an unknown flag or norm, a shape that does not fit, missing data, a bad
 // checkpoint) prints one line naming the problem and exits with code 2.
+#include <cstdint>
 #include <cstdio>
 
 #include "tensor/threads.h"
 #include "train/args.h"
+#include "train/flag_checks.h"
+#include "train/stop_signals.h"
 #include "train/vit_run.h"
 
 using namespace nl;
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   args.add_switch("--resume", "continue from DIR/checkpoint.safetensors");
   args.add("--stop-after", "-1", "stop after this step, writing the checkpoint (-1: run all)");
   args.add_switch("--quiet", "no progress lines");
+  add_run_safety_flags(args);
   try {
     if (!args.parse(argc, argv)) return 0;
     ViTRunConfig c;
@@ -61,20 +65,23 @@ int main(int argc, char** argv) {
     c.warmup = args.integer("--warmup");
     c.wd = (float)args.real("--wd");
     c.clip = (float)args.real("--clip");
-    c.seed = (uint64_t)args.integer("--seed");
-    c.split_seed = (uint64_t)args.integer("--split-seed");
+    c.seed = (uint64_t)args.integer("--seed", 0, INT64_MAX);
+    c.split_seed = (uint64_t)args.integer("--split-seed", 0, INT64_MAX);
     c.val_size = args.integer("--val-size");
-    c.augment.crop_pad = (int)args.integer("--crop-pad");
+    c.augment.crop_pad = (int)args.integer("--crop-pad", 0, 8);
     c.augment.flip = args.on("--flip");
     c.eval_every = args.integer("--eval-every");
     c.eval_batch = args.integer("--eval-batch");
-    c.threads = (int)args.integer("--threads");
+    c.threads = (int)args.integer("--threads", 1, kMaxThreads);
     c.data_dir = args.str("--data");
     c.out_dir = args.str("--out");
     c.resume = args.on("--resume");
     c.stop_after = args.integer("--stop-after");
     c.quiet = args.on("--quiet");
+    c.safety = read_run_safety_flags(args);
+    install_stop_signals();
     ViTRunResult r = run_vit(c);
+    if (const int code = report_run_end("train_vit", r.end)) return code;
     if (r.tested)
       std::printf("done: %lld steps, train loss %.4f, val acc %.2f%%, test loss %.4f, test acc %.2f%%, %.0f img/s%s\n",
                   (long long)r.steps_done, r.final_train_loss, 100.0 * r.val_accuracy, r.test_loss,

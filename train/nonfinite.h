@@ -1,0 +1,26 @@
+// Numerical faults: a loss or gradient that is NaN or infinite. Checked after every
+// backward pass, before clipping and the optimizer step touch the parameters, so the
+// parameters (and the last checkpoint) are still those of the last good step.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "nn/module.h"
+
+namespace nl {
+
+// "" when loss and every gradient are finite. Otherwise one line naming the step, the
+// loss when it is not finite, and the first parameter (in the model's order, which
+// follows the layers) whose gradient holds a NaN or infinity, with how many of its
+// values do.
+std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat);
+
+// What a run does on such a step: stop (keeping the last good checkpoint), or skip
+// the step (no parameter update) and go on; after kMaxSkippedInARow skipped steps in
+// a row it stops anyway, since the model is not coming back.
+enum class NonFiniteAction { Stop, Skip };
+constexpr int64_t kMaxSkippedInARow = 10;
+NonFiniteAction parse_nonfinite_action(const std::string& text);  // "stop" | "skip"
+const char* to_string(NonFiniteAction action);
+
+}  // namespace nl
