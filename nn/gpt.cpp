@@ -36,6 +36,8 @@ void GPT::set_probe(ActivationProbe* probe) {
 }
 
 static float rms_of(const Tensor& x) {
+  if (x.device() != Device::CPU)  // on the GPU: reduced there, one number comes back
+    return (float)std::sqrt((double)sum(mul(x, x)).item() / (double)std::max<int64_t>(x.numel(), 1));
   const float* p = x.data();
   const int64_t n = x.numel();
   double s = 0;
@@ -60,7 +62,7 @@ Var GPT::forward(const Tensor& ids) const {
            config.context);
   std::vector<int32_t> pos(T);
   for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)t;
-  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
+  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T}).to(ids.device())));  // (B, T, C)
   if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));      // centre the stream once
   if (emb_norm) x = probed_norm(*emb_norm, x, 0, "emb_norm");
   residual_rms_.clear();

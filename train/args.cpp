@@ -1,5 +1,6 @@
 #include "train/args.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -85,6 +86,17 @@ std::string Args::help() const {
     os << left << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << o.help << "\n";
   }
   return os.str();
+}
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) items.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
 }
 
 }  // namespace nl

@@ -34,4 +34,7 @@ class Args {
   const Option& get(const std::string& flag) const;
 };
 
+// "a,b,,c" -> {"a", "b", "c"}: the value of a list flag such as --configs.
+std::vector<std::string> split_commas(const std::string& list);
+
 }  // namespace nl

@@ -18,7 +18,8 @@ std::string sample_text(GPT& model, int64_t length, float temperature, int64_t t
   for (int64_t n = 0; n < length; ++n) {
     const int64_t start = std::max<int64_t>(0, (int64_t)ids.size() - model.config.context);
     std::vector<int32_t> window(ids.begin() + start, ids.end());
-    Tensor logits = model.forward(Tensor::from_ints(window, {1, (int64_t)window.size()})).value().contiguous();
+    const Tensor ids_in = Tensor::from_ints(window, {1, (int64_t)window.size()}).to(model.wte->weight.value().device());
+    Tensor logits = model.forward(ids_in).value().contiguous().to(Device::CPU);
     const float* last = logits.data() + (logits.numel() - V);
     std::vector<int> order(V);
     for (int i = 0; i < V; ++i) order[i] = i;
