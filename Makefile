@@ -23,7 +23,9 @@ ifneq ($(OPENBLAS_DIR),)
   OPENBLAS_INC := $(firstword $(wildcard $(OPENBLAS_DIR)/usr/include/$(MULTIARCH)/openblas-pthread $(OPENBLAS_DIR)/usr/include/$(MULTIARCH)/openblas-openmp))
   OPENBLAS_LIB := $(firstword $(wildcard $(OPENBLAS_DIR)/usr/lib/$(MULTIARCH)/openblas-pthread $(OPENBLAS_DIR)/usr/lib/$(MULTIARCH)/openblas-openmp))
   DEB_LIBS := $(OPENBLAS_LIB) $(wildcard $(OPENBLAS_DIR)/usr/lib/$(MULTIARCH) $(OPENBLAS_DIR)/lib/$(MULTIARCH))
-  BLAS_FLAGS := -I$(OPENBLAS_INC) -isystem $(OPENBLAS_DIR)/usr/include $(foreach d,$(DEB_LIBS),-L$(d) -Wl,-rpath,$(d))
+  # DT_RPATH, not RUNPATH: it also applies to libopenblas's own dependency libgfortran
+  DEB_LINK := -Wl,--disable-new-dtags $(foreach d,$(DEB_LIBS),-L$(d) -Wl,-rpath,$(d))
+  BLAS_FLAGS := -I$(OPENBLAS_INC) -isystem $(OPENBLAS_DIR)/usr/include $(DEB_LINK)
 endif
 
 # ---- probes: what this machine offers (printed by `make info`, checked before building)
@@ -55,7 +57,7 @@ endif
 OPENBLAS_OMP := $(if $(OPENBLAS_DIR),,$(wildcard /usr/lib/$(MULTIARCH)/openblas-openmp))
 ifneq ($(OPENBLAS_DIR),)
   CXXFLAGS += -I$(OPENBLAS_INC) -isystem $(OPENBLAS_DIR)/usr/include
-  LDFLAGS += $(foreach d,$(DEB_LIBS),-L$(d) -Wl,-rpath,$(d))
+  LDFLAGS += $(DEB_LINK)
 endif
 ifneq ($(OPENBLAS_OMP),)
   LDFLAGS += -L$(OPENBLAS_OMP) -Wl,-rpath,$(OPENBLAS_OMP)

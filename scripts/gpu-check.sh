@@ -57,6 +57,8 @@ else
     ln -sf "$deps/lib/$multiarch/libz.so.1" "$deps/usr/lib/$multiarch/libz.so"
   fi
   make_flags+=(OPENBLAS_DIR="$deps")
+  # the binaries carry an rpath to these folders; this also covers programs run otherwise
+  export LD_LIBRARY_PATH="$deps/usr/lib/$multiarch/openblas-pthread:$deps/usr/lib/$multiarch:$deps/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   say "OpenBLAS, Catch2 and zlib: unpacked from ${#debs[@]} .deb files into $deps"
 fi
 
