@@ -8,17 +8,33 @@
 #   make bench      benchmarks (medians and ratios, never pass/fail)
 #   make demo       the main job: train the demo GPT with the five norms and compare them
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
-# Options: CUDA=1 (build the CUDA backend), DEBUG=1 (-O0 -g), THREADS=N for demo/bench.
+# Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
+#          THREADS=N for demo/bench, OPENBLAS_DIR=dir (OpenBLAS and Catch2 unpacked from
+#          .deb files, for machines without them: scripts/gpu-check.sh).
 
 SHELL := /bin/bash
 CXX ?= g++
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_HOME ?= $(if $(NVCC),$(abspath $(dir $(NVCC))/..),/usr/local/cuda)
+GPU_ARCH ?= sm_90
 NPROC := $(shell nproc 2>/dev/null || echo 2)
+
+# OPENBLAS_DIR: a folder with .deb files unpacked by `dpkg -x` (scripts/gpu-check.sh):
+# OpenBLAS, and beside it Catch2's header, zlib and OpenBLAS's runtime libraries.
+MULTIARCH := $(shell $(CXX) -print-multiarch 2>/dev/null)
+ifneq ($(OPENBLAS_DIR),)
+  OPENBLAS_INC := $(firstword $(wildcard $(OPENBLAS_DIR)/usr/include/$(MULTIARCH)/openblas-pthread $(OPENBLAS_DIR)/usr/include/$(MULTIARCH)/openblas-openmp))
+  OPENBLAS_LIB := $(firstword $(wildcard $(OPENBLAS_DIR)/usr/lib/$(MULTIARCH)/openblas-pthread $(OPENBLAS_DIR)/usr/lib/$(MULTIARCH)/openblas-openmp))
+  DEB_LIBS := $(OPENBLAS_LIB) $(wildcard $(OPENBLAS_DIR)/usr/lib/$(MULTIARCH) $(OPENBLAS_DIR)/lib/$(MULTIARCH))
+  # DT_RPATH, not RUNPATH: it also applies to libopenblas's own dependency libgfortran
+  DEB_LINK := -Wl,--disable-new-dtags $(foreach d,$(DEB_LIBS),-L$(d) -Wl,-rpath,$(d))
+  BLAS_FLAGS := -I$(OPENBLAS_INC) -isystem $(OPENBLAS_DIR)/usr/include $(DEB_LINK)
+endif
 
 # ---- probes: what this machine offers (printed by `make info`, checked before building)
 MARCH := $(shell echo 'int main(){}' | $(CXX) -march=native -x c++ - -o /dev/null 2>/dev/null && echo -march=native)
 HAVE_OPENMP := $(shell echo 'int main(){}' | $(CXX) -fopenmp -x c++ - -o /dev/null 2>/dev/null && echo yes)
-HAVE_OPENBLAS := $(shell printf '\043include <cblas.h>\nint main(){return 0;}\n' | $(CXX) -x c++ - -lopenblas -o /dev/null 2>/dev/null && echo yes)
+HAVE_OPENBLAS := $(shell printf '\043include <cblas.h>\nint main(){return 0;}\n' | $(CXX) -x c++ - $(BLAS_FLAGS) -lopenblas -o /dev/null 2>/dev/null && echo yes)
 
 ifeq ($(SANITIZE),1)
   BUILD := build/asan
@@ -47,11 +63,15 @@ ifeq ($(HAVE_OPENMP),yes)
 endif
 # OpenBLAS's OpenMP build shares our OpenMP thread pool; the default pthread build
 # would start a second pool whose spinning threads fight ours for the two cores.
-OPENBLAS_OMP := $(wildcard /usr/lib/$(shell $(CXX) -print-multiarch)/openblas-openmp)
+OPENBLAS_OMP := $(if $(OPENBLAS_DIR),,$(wildcard /usr/lib/$(MULTIARCH)/openblas-openmp))
 # The clang builds (fuzz, tsan) use LLVM's OpenMP runtime, which must not meet libgomp
 # (OpenBLAS's OpenMP build links it): they take OpenBLAS's pthread build instead.
 ifneq ($(filter fuzz thread,$(SANITIZE)),)
-  OPENBLAS_OMP := $(wildcard /usr/lib/$(shell $(CXX) -print-multiarch)/openblas-pthread)
+  OPENBLAS_OMP := $(if $(OPENBLAS_DIR),,$(wildcard /usr/lib/$(MULTIARCH)/openblas-pthread))
+endif
+ifneq ($(OPENBLAS_DIR),)
+  CXXFLAGS += -I$(OPENBLAS_INC) -isystem $(OPENBLAS_DIR)/usr/include
+  LDFLAGS += $(DEB_LINK)
 endif
 ifneq ($(OPENBLAS_OMP),)
   LDFLAGS += -L$(OPENBLAS_OMP) -Wl,-rpath,$(OPENBLAS_OMP)
@@ -62,8 +82,9 @@ LIB_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp autograd/*.cpp nn/*.cpp nn/
 ifeq ($(CUDA),1)
   CU_SRCS := $(wildcard tensor/cuda/*.cu)
   CXXFLAGS += -DNL_CUDA
-  NVCCFLAGS := -std=c++17 -O3 -I. -DNL_CUDA -arch=sm_90 -Xcompiler -fopenmp
-  LDLIBS += -L/usr/local/cuda/lib64 -lcudart -lcublas
+  NVCCFLAGS := -std=c++17 -O3 -I. -DNL_CUDA -arch=$(GPU_ARCH) -Xcompiler -fopenmp,-Wall -MMD -MP
+  LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
+  LDLIBS += -lcudart -lcublas
 else
   LIB_SRCS += tensor/cuda/stub.cpp
 endif
@@ -73,16 +94,19 @@ LIB := $(BUILD)/libnormlab.a
 CLI_SRCS := $(wildcard train/cli/*.cpp)
 CLIS := $(CLI_SRCS:train/cli/%.cpp=$(BUILD)/%)
 BENCH_SRCS := $(wildcard bench/*.cpp)
+ifneq ($(CUDA),1)
+  BENCH_SRCS := $(filter-out bench/bench_gpu.cpp,$(BENCH_SRCS))  # needs cuBLAS
+endif
 BENCHES := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/%)
 TEST_SRCS := $(wildcard tests/*/*.cpp)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/run_tests
 
-.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench demo demo-vit clean
+.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench benches demo demo-vit clean
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
-	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)  OpenMP: $(or $(HAVE_OPENMP),no) ($(if $(OPENBLAS_OMP),OpenMP,pthread) OpenBLAS)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)"
+	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)$(if $(OPENBLAS_DIR), from $(OPENBLAS_DIR))  OpenMP: $(or $(HAVE_OPENMP),no) ($(if $(OPENBLAS_OMP),OpenMP,pthread) OpenBLAS)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)$(if $(filter 1,$(CUDA)), GPU_ARCH=$(GPU_ARCH))"
 
 deps:
 	@bash scripts/install-deps.sh
@@ -93,7 +117,7 @@ $(BUILD)/%.o: %.cpp
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -MF $(@:.o=.d) -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
@@ -145,6 +169,9 @@ fuzz: deps
 valgrind: deps
 	@bash scripts/valgrind.sh
 
+# every benchmark built, none run (CI's compile check of the CUDA build uses it)
+benches: $(BENCHES)
+
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BENCHES) $(CLIS)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
@@ -160,4 +187,4 @@ demo-vit: deps
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(CU_SRCS:%.cu=$(BUILD)/%.cu.d)

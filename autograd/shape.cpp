@@ -29,7 +29,7 @@ Var permute(const Var& x, const std::vector<int64_t>& order) {
 Var slice(const Var& x, int64_t axis, int64_t start, int64_t end, int64_t step) {
   Shape s = x.shape();
   return record("slice", x.value().slice(axis, start, end, step), {x}, [s, axis, start, end, step](const Tensor& g) {
-    Tensor dx = Tensor::zeros(s);
+    Tensor dx = Tensor::zeros(s, DType::F32, g.device());
     Tensor window = dx.slice(axis, start, end, step);
     window.copy_from(g);
     return std::vector<Tensor>{dx};
@@ -95,7 +95,8 @@ Var dropout(const Var& x, float p, bool training, Generator& gen) {
   if (!training || p == 0.0f) {
     out = record("dropout", x.value(), {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
   } else {
-    Tensor mask = dropout_mask(x.shape(), p, gen);
+    // drawn on the CPU with the project's generator (same masks on every device), then moved
+    Tensor mask = dropout_mask(x.shape(), p, gen).to(x.value().device());
     out = record("dropout", nl::mul(x.value(), mask), {x}, [mask](const Tensor& g) {
       return std::vector<Tensor>{nl::mul(g, mask)};
     });

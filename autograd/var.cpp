@@ -72,7 +72,7 @@ Var record_no_backward(const char* op, Tensor value, std::vector<Var> inputs) {
 void Var::backward(bool retain_graph) const {
   NL_CHECK(impl_ && impl_->value.numel() == 1, "backward: called on ", impl_ ? describe(impl_->value) : "nothing",
            " without an upstream gradient; only a one-element value can start backward on its own");
-  backward(Tensor::ones(impl_->value.shape()), retain_graph);
+  backward(Tensor::ones(impl_->value.shape(), impl_->value.device()), retain_graph);
 }
 
 // Reverse-mode sweep: order the graph so that every Var comes after all Vars computed

@@ -37,6 +37,8 @@ void GPT::set_probe(ActivationProbe* probe) {
 }
 
 static float rms_of(const Tensor& x) {
+  if (x.device() != Device::CPU)  // on the GPU: reduced there, one number comes back
+    return (float)std::sqrt((double)sum(mul(x, x)).item() / (double)std::max<int64_t>(x.numel(), 1));
   const float* p = x.data();
   const int64_t n = x.numel();
   double s = 0;
@@ -79,7 +81,7 @@ Var GPT::embed(const Tensor& ids, int64_t first_position) const {
   const int64_t T = ids.shape()[1];
   std::vector<int32_t> pos(T);
   for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)(first_position + t);
-  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T})));  // (B, T, C)
+  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T}).to(ids.device())));  // (B, T, C)
   if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));      // centre the stream once
   return x;
 }
@@ -93,9 +95,10 @@ bool GPT::supports_cache() const {
 KVCache GPT::make_cache(int64_t batch) const {
   KVCache cache;
   const int64_t hd = config.dim / config.heads;
+  const Device device = wte->weight.value().device();  // where the model lives
   for (int64_t l = 0; l < config.layers; ++l)
-    cache.layers.push_back({Tensor::zeros({batch, config.heads, config.context, hd}),
-                            Tensor::zeros({batch, config.heads, config.context, hd})});
+    cache.layers.push_back({Tensor::zeros({batch, config.heads, config.context, hd}, DType::F32, device),
+                            Tensor::zeros({batch, config.heads, config.context, hd}, DType::F32, device)});
   return cache;
 }
 

@@ -46,6 +46,13 @@ void Module::zero_grad() {
   for (auto& [name, p] : named_parameters()) p.zero_grad();
 }
 
+void Module::to(Device device) {
+  for (auto& [name, p] : named_parameters()) {
+    p.value() = p.value().to(device);
+    p.grad() = Tensor();
+  }
+}
+
 FlatParameters flatten_parameters(Module& module) {
   FlatParameters flat;
   flat.params = module.named_parameters();
@@ -54,8 +61,9 @@ FlatParameters flatten_parameters(Module& module) {
     flat.offsets.push_back(total);
     total += p.value().numel();
   }
-  flat.values = Tensor::empty({total});
-  flat.grads = Tensor::zeros({total});
+  const Device device = flat.params.empty() ? Device::CPU : flat.params[0].second.value().device();
+  flat.values = Tensor::empty({total}, DType::F32, device);
+  flat.grads = Tensor::zeros({total}, DType::F32, device);
   for (size_t i = 0; i < flat.params.size(); ++i) {
     Var& p = flat.params[i].second;
     const Shape shape = p.value().shape();

@@ -28,6 +28,9 @@ class Module {
   void eval() { train(false); }
   bool training() const { return training_; }
   void zero_grad();
+  // Moves every parameter to `device` (its gradient is dropped). Call it before
+  // flatten_parameters: the flat buffers are made on the parameters' device.
+  void to(Device device);
 
  protected:
   Var& register_parameter(const std::string& name, Tensor value);

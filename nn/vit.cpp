@@ -42,6 +42,8 @@ ViT::ViT(const ViTConfig& c, Generator& gen) : config(c) {
 }
 
 static float rms_of(const Tensor& x) {
+  if (x.device() != Device::CPU)  // on the GPU: reduced there, one number comes back
+    return (float)std::sqrt((double)sum(mul(x, x)).item() / (double)std::max<int64_t>(x.numel(), 1));
   const float* p = x.data();
   const int64_t n = x.numel();
   double s = 0;

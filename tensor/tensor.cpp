@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tensor/allocator.h"
+#include "tensor/cuda/kernels.h"
 #include "tensor/strided.h"
 
 namespace nl {
@@ -297,8 +298,10 @@ void Tensor::copy_from(const Tensor& src) {
   NL_CHECK(src.shape() == shape_, "copy_from: shapes ", nl::to_string(src.shape()), " and ", nl::to_string(shape_),
            " differ");
   NL_CHECK(src.dtype() == dtype_, "copy_from: dtypes ", dtype_name(src.dtype()), " and ", dtype_name(dtype_), " differ");
-  NL_CHECK(src.device() == Device::CPU && device() == Device::CPU, "copy_from: ", describe(src), " -> ",
-           describe(*this), " needs the CUDA build");
+  if (src.device() != Device::CPU || device() != Device::CPU) {  // host <-> device or on the GPU
+    cuda::copy(*this, src);
+    return;
+  }
   // int32 and float32 are both 4 bytes: copy as raw 32-bit words
   auto* d = static_cast<uint32_t*>(storage_->data) + offset_;
   auto* s = static_cast<const uint32_t*>(src.storage_->data) + src.offset_;
@@ -324,7 +327,10 @@ Tensor Tensor::clone() const {
 }
 
 void Tensor::fill_(float value) {
-  NL_CHECK(device() == Device::CPU, "fill_: ", describe(*this), " needs the CUDA build");
+  if (device() == Device::CUDA) {
+    cuda::fill_(*this, value);
+    return;
+  }
   if (dtype_ == DType::I32) {
     int32_t v = (int32_t)value;
     for_each_run<1>(shape_, {&strides_}, {0}, [&](const int64_t* off, int64_t n) {
@@ -343,7 +349,11 @@ void Tensor::fill_(float value) {
 
 Tensor Tensor::to(Device d) const {
   if (d == device()) return *this;
-  fail("to: copying ", describe(*this), " to ", device_name(d), " needs the CUDA build (make CUDA=1)");
+  NL_CHECK(d == Device::CPU || cuda_available(), "to: cannot copy ", describe(*this),
+           " to cuda: this build has no CUDA (make CUDA=1) or no GPU answered");
+  Tensor out = empty(shape_, dtype_, d);
+  out.copy_from(*this);
+  return out;
 }
 
 // ---------------------------------------------------------------- printing

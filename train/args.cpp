@@ -1,5 +1,6 @@
 #include "train/args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>

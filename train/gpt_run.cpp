@@ -78,6 +78,7 @@ void check_run_config(const GPTRunConfig& c) {
   NL_CHECK(c.lr > 0 && c.min_lr >= 0 && c.min_lr <= c.lr, "--lr must be positive and --min-lr in [0, lr]");
   NL_CHECK(c.eval_every > 0 && c.eval_batches > 0, "--eval-every and --eval-batches must be positive");
   NL_CHECK(c.threads > 0, "--threads must be positive");
+  NL_CHECK(c.device == "cpu" || c.device == "cuda", "--device must be cpu or cuda, got '", c.device, "'");
   NL_CHECK(c.act_stats_every >= 0 && c.act_stats_batch > 0,
            "--act-stats-every must be >= 0 and the act-stats batch positive");
   c.safety.validate();
@@ -146,12 +147,15 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   Generator init_gen(c.seed);
   GPT model(c.model, init_gen);
   model.dropout_gen.manual_seed(c.seed + 4);
+  const Device device = c.device == "cuda" ? Device::CUDA : Device::CPU;
+  model.to(device);  // before flattening: the flat buffers and the optimizer state follow
   FlatParameters flat = flatten_parameters(model);
   AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
   TextBatcher batcher(data.train, T, c.seed + 1);
   auto val_batches = fixed_batches(data.val, T, c.eval_batch_size, c.eval_batches, c.seed + 2);
+  for (auto& [vx, vy] : val_batches) vx = vx.to(device), vy = vy.to(device);
   // the activation statistics' batch: drawn once, with its own seed, from the validation split
-  const Tensor probe_ids = fixed_batches(data.val, T, c.act_stats_batch, 1, c.seed + 5)[0].first;
+  const Tensor probe_ids = fixed_batches(data.val, T, c.act_stats_batch, 1, c.seed + 5)[0].first.to(device);
 
   const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
   const std::string log_path = c.out_dir + "/log.csv";
@@ -221,7 +225,7 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
     batcher.next(c.batch, x, y);
     flat.grads.fill_(0.0f);
-    Var loss = model.loss(x, y);
+    Var loss = model.loss(x.to(device), y.to(device));
     // the training forward's, before an evaluation's forwards replace them
     const std::vector<float> residual_rms = model.residual_rms();
     loss.backward();

@@ -22,6 +22,7 @@ struct GPTRunConfig {
   int64_t eval_every = 100, eval_batches = 20, eval_batch_size = 32;
   int64_t train_bytes = -1;
   int threads = 2;
+  std::string device = "cpu";  // cpu | cuda: where the model trains (data stays on the host)
   std::string data_dir = "/usr/share/games/fortunes";
   std::string out_dir = "runs/gpt";
   bool resume = false;

@@ -15,12 +15,20 @@ std::vector<bool> decay_mask(const FlatParameters& params) {
 
 int64_t param_size(const FlatParameters& params, size_t i) { return params.params[i].second.value().numel(); }
 
+bool on_gpu(const FlatParameters& params) { return params.values.device() == Device::CUDA; }
+
+// The optimizer's state buffers: zeros beside the parameters, on their device.
+Tensor zeros_like_values(const FlatParameters& params) {
+  return Tensor::zeros(params.values.shape(), DType::F32, params.values.device());
+}
+
 }  // namespace
 
 AdamW::AdamW(FlatParameters& params, AdamWConfig c) : config(c), params_(params) {
-  m = Tensor::zeros(params.values.shape());
-  v = Tensor::zeros(params.values.shape());
+  m = zeros_like_values(params);
+  v = zeros_like_values(params);
   decay_ = decay_mask(params);
+  if (on_gpu(params)) segments_ = cuda::upload_segments(params.offsets, params.values.numel(), decay_);
 }
 
 void AdamW::step(float lr) {
@@ -30,6 +38,11 @@ void AdamW::step(float lr) {
   const float bc2_sqrt = (float)std::sqrt(1.0 - std::pow((double)config.beta2, (double)t_));
   const float step_size = lr / bc1;
   const float b1 = config.beta1, b2 = config.beta2, eps = config.eps;
+  if (on_gpu(params_)) {
+    cuda::adamw_step(params_.values, params_.grads, m, v, segments_, lr, config.weight_decay, b1, b2, eps, step_size,
+                     bc2_sqrt);
+    return;
+  }
   float* p = params_.values.data();
   const float* g = params_.grads.data();
   float* pm = m.data();
@@ -50,11 +63,17 @@ void AdamW::step(float lr) {
 
 SGD::SGD(FlatParameters& params, float momentum, float weight_decay)
     : params_(params), momentum_(momentum), weight_decay_(weight_decay) {
-  buf = Tensor::zeros(params.values.shape());
+  buf = zeros_like_values(params);
   decay_ = decay_mask(params);
+  if (on_gpu(params)) segments_ = cuda::upload_segments(params.offsets, params.values.numel(), decay_);
 }
 
 void SGD::step(float lr) {
+  if (on_gpu(params_)) {
+    cuda::sgd_step(params_.values, params_.grads, buf, segments_, lr, momentum_, weight_decay_, started_);
+    started_ = true;
+    return;
+  }
   float* p = params_.values.data();
   const float* g = params_.grads.data();
   float* b = buf.data();
@@ -78,6 +97,11 @@ float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr)
 }
 
 float clip_grad_norm(FlatParameters& params, float max_norm) {
+  if (on_gpu(params)) {
+    const float norm = (float)std::sqrt(cuda::sum_squares(params.grads));
+    if (max_norm > 0.0f && norm > max_norm) cuda::scale_(params.grads, max_norm / (norm + 1e-6f));
+    return norm;
+  }
   float* g = params.grads.data();
   const int64_t n = params.grads.numel();
   double ss = 0;

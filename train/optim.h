@@ -4,9 +4,13 @@
 #include <string>
 
 #include "nn/module.h"
+#include "tensor/cuda/kernels.h"
 
 namespace nl {
 
+// The state lives on the parameters' device; on the GPU each step is one kernel over
+// the whole buffer (tensor/cuda/optim.cu).
+//
 // AdamW as torch.optim.AdamW computes it (decoupled weight decay):
 //   p <- p (1 - lr wd)                       only for 2-D weights, as nanoGPT and llm.c
 //   m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2
@@ -27,6 +31,7 @@ class AdamW {
  private:
   FlatParameters& params_;
   std::vector<bool> decay_;  // per parameter: has >= 2 dims
+  cuda::ParamSegments segments_;  // offsets and decay flags on the GPU (CUDA parameters only)
   int64_t t_ = 0;
 };
 
@@ -40,6 +45,7 @@ class SGD {
  private:
   FlatParameters& params_;
   std::vector<bool> decay_;
+  cuda::ParamSegments segments_;
   float momentum_, weight_decay_;
   bool started_ = false;
 };

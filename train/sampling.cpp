@@ -20,15 +20,19 @@ std::string sample_text(GPT& model, int64_t length, float temperature, int64_t t
   KVCache cache;
   if (use_cache && model.supports_cache()) cache = model.make_cache(1);
   for (int64_t n = 0; n < length; ++n) {
+    // the model may live on the GPU: ids go to it, the logits come back for sampling
+    const Device device = model.wte->weight.value().device();
     Tensor logits;
     if (!cache.layers.empty() && (int64_t)ids.size() <= context) {
       // only the bytes the cache has not seen (the first time, the starting newline)
       const std::vector<int32_t> fresh(ids.begin() + cache.length, ids.end());
-      logits = model.forward_cached(Tensor::from_ints(fresh, {1, (int64_t)fresh.size()}), cache);
+      logits = model.forward_cached(Tensor::from_ints(fresh, {1, (int64_t)fresh.size()}).to(device), cache)
+                   .to(Device::CPU);
     } else {
       const int64_t start = std::max<int64_t>(0, (int64_t)ids.size() - context);
       const std::vector<int32_t> window(ids.begin() + start, ids.end());
-      logits = model.forward(Tensor::from_ints(window, {1, (int64_t)window.size()})).value().contiguous();
+      const Tensor ids_in = Tensor::from_ints(window, {1, (int64_t)window.size()}).to(device);
+      logits = model.forward(ids_in).value().contiguous().to(Device::CPU);
     }
     const float* last = logits.data() + (logits.numel() - V);
     std::vector<int> order(V);

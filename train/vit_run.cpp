@@ -134,9 +134,11 @@ EvalResult evaluate_vit(ViT& model, const ImageSet& set, float mean, float std, 
   for (int64_t first = 0; first < set.size(); first += batch) {
     const int64_t n = std::min(batch, set.size() - first);
     fill_batch(set, {}, first, n, mean, std, x, y);
-    Tensor logits = model.forward(Var(x)).value();
+    const Device device = model.head->weight.value().device();
+    Tensor logits = model.forward(Var(x.to(device))).value();
     Tensor lse;
-    total_loss += (double)cross_entropy_forward(logits, y, -100, lse).item() * (double)n;
+    total_loss += (double)cross_entropy_forward(logits, y.to(device), -100, lse).item() * (double)n;
+    logits = logits.contiguous().to(Device::CPU);
     const float* lp = logits.data();
     const int32_t* yp = y.idata();
     for (int64_t i = 0; i < n; ++i) {
@@ -159,6 +161,9 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
   NL_CHECK(c.steps > 0, "--epochs ", c.epochs, " gives no training step");
   Generator init_gen(c.seed);
   ViT model(c.model, init_gen);
+  NL_CHECK(c.device == "cpu" || c.device == "cuda", "--device must be cpu or cuda, got '", c.device, "'");
+  const Device device = c.device == "cuda" ? Device::CUDA : Device::CPU;
+  model.to(device);  // before flattening: the flat buffers and the optimizer state follow
   FlatParameters flat = flatten_parameters(model);
   AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
   ImageBatcher batcher(data.train, data.mean, data.std, c.augment, c.seed + 1);
@@ -212,7 +217,7 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
     const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
     batcher.next(c.batch, x, y);
     flat.grads.fill_(0.0f);
-    Var loss = model.loss(Var(x), y);
+    Var loss = model.loss(Var(x.to(device)), y.to(device));
     loss.backward();
     const float train_loss = loss.item();
     // a NaN/inf stops the run here, before the parameters change, or skips the step

@@ -28,6 +28,7 @@ struct ViTRunConfig {
   AugmentConfig augment;
   int64_t eval_every = 500, eval_batch = 500;
   int threads = 2;
+  std::string device = "cpu";  // cpu | cuda: where the model trains (data stays on the host)
   std::string data_dir = kFashionMnistDir;
   std::string out_dir = "runs/vit";
   bool resume = false;

@@ -5,6 +5,8 @@
 
 #include "tensor/cpu/fast_math.h"
 #include "tensor/cpu/norms_common.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/norms.h"
 
 namespace nl {
@@ -14,6 +16,7 @@ namespace nl {
 //   y = gamma * tanh(lambda * x / D)
 // D > 0 whenever eps > 0 or the row is not all zeros.
 BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps) {
+  if (on_cuda("bhyt_forward", {&x, &gamma, &lambda})) return cuda::bhyt_forward(x, gamma, lambda, kappa, eps);
   const char* op = "bhyt_forward";
   norms::check_rows(op, "x", x);
   const int64_t N = x.size(0), C = x.size(1);
@@ -51,6 +54,8 @@ BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lam
 // relative change of ~1e-8 in D.
 BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& lambda,
                         const Tensor& mean, const Tensor& sigma, float kappa) {
+  if (on_cuda("bhyt_backward", {&dy, &x, &gamma, &lambda, &mean, &sigma}))
+    return cuda::bhyt_backward(dy, x, gamma, lambda, mean, sigma, kappa);
   const char* op = "bhyt_backward";
   norms::check_rows(op, "x", x);
   norms::check_rows(op, "dy", dy);
@@ -105,6 +110,8 @@ BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, 
 // x (N, C), denom (N), gamma (C), lambda (1) -> y (N, C)
 //   y = gamma * tanh(lambda * x / denom)
 Tensor bhyt_denom_forward(const Tensor& x, const Tensor& denom, const Tensor& gamma, const Tensor& lambda) {
+  if (on_cuda("bhyt_denom_forward", {&x, &denom, &gamma, &lambda}))
+    return cuda::bhyt_denom_forward(x, denom, gamma, lambda);
   const char* op = "bhyt_denom_forward";
   norms::check_rows(op, "x", x);
   const int64_t N = x.size(0), C = x.size(1);
@@ -131,6 +138,8 @@ Tensor bhyt_denom_forward(const Tensor& x, const Tensor& denom, const Tensor& ga
 // One elementwise pass per row.
 BHyTDenomGrads bhyt_denom_backward(const Tensor& dy, const Tensor& x, const Tensor& denom, const Tensor& gamma,
                                    const Tensor& lambda) {
+  if (on_cuda("bhyt_denom_backward", {&dy, &x, &denom, &gamma, &lambda}))
+    return cuda::bhyt_denom_backward(dy, x, denom, gamma, lambda);
   const char* op = "bhyt_denom_backward";
   norms::check_rows(op, "x", x);
   norms::check_rows(op, "dy", dy);

@@ -5,32 +5,18 @@
 #include <limits>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cross_entropy_targets.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/ops.h"
 #include "tensor/threads.h"
 
 namespace nl {
-namespace {
-
-int64_t check_targets(const char* op, const Tensor& logits, const Tensor& targets, int ignore_index) {
-  check_cpu_f32(op, logits);
-  NL_CHECK(logits.dim() == 2, op, ": logits must be (N, V), got ", describe(logits));
-  NL_CHECK(targets.dtype() == DType::I32 && targets.dim() == 1 && targets.size(0) == logits.size(0), op,
-           ": targets must be int32 (N) for logits ", describe(logits), ", got ", describe(targets));
-  const int64_t V = logits.size(1);
-  std::vector<int32_t> t = targets.to_ints();
-  int64_t kept = 0;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i] == ignore_index) continue;
-    NL_CHECK(t[i] >= 0 && t[i] < V, op, ": target ", t[i], " at row ", i, " is out of range [0, ", V, ")");
-    ++kept;
-  }
-  return kept;
-}
-
-}  // namespace
-
 // loss = mean over kept rows r of (lse_r - logits[r, target_r]),  lse_r = log sum_j exp(logits[r, j])
 Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ignore_index, Tensor& lse) {
+  if (on_cuda("cross_entropy", {&logits, &targets}))
+    return cuda::cross_entropy_forward(logits, targets, ignore_index, lse);
+  check_cpu_f32("cross_entropy", logits);
   const int64_t kept = check_targets("cross_entropy", logits, targets, ignore_index);
   const int64_t N = logits.size(0), V = logits.size(1);
   Tensor x = logits.contiguous();
@@ -57,6 +43,9 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ig
 // d loss / d logits[r, j] = (softmax_rj - [j == target_r]) / kept, zero on ignored rows
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, float dloss,
                               int ignore_index) {
+  if (on_cuda("cross_entropy_backward", {&logits, &targets, &lse}))
+    return cuda::cross_entropy_backward(logits, targets, lse, dloss, ignore_index);
+  check_cpu_f32("cross_entropy_backward", logits);
   const int64_t kept = check_targets("cross_entropy_backward", logits, targets, ignore_index);
   const int64_t N = logits.size(0), V = logits.size(1);
   NL_CHECK(lse.numel() == N, "cross_entropy_backward: lse ", describe(lse), " does not match ", describe(logits));

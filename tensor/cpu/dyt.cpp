@@ -4,6 +4,8 @@
 
 #include "tensor/cpu/fast_math.h"
 #include "tensor/cpu/norms_common.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/norms.h"
 
 namespace nl {
@@ -11,6 +13,7 @@ namespace nl {
 // x (N, C), alpha (1), gamma (C), beta (C) -> y (N, C)
 //   y = gamma * tanh(alpha * x) + beta
 Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, const Tensor& beta) {
+  if (on_cuda("dyt_forward", {&x, &alpha, &gamma, &beta})) return cuda::dyt_forward(x, alpha, gamma, beta);
   const char* op = "dyt_forward";
   norms::check_rows(op, "x", x);
   const int64_t N = x.size(0), C = x.size(1);
@@ -33,6 +36,7 @@ Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, co
 //   dgamma = sum over rows of dy * t,  dbeta = sum over rows of dy
 // One elementwise pass; tanh is recomputed rather than saved.
 DyTGrads dyt_backward(const Tensor& dy, const Tensor& x, const Tensor& alpha, const Tensor& gamma) {
+  if (on_cuda("dyt_backward", {&dy, &x, &alpha, &gamma})) return cuda::dyt_backward(dy, x, alpha, gamma);
   const char* op = "dyt_backward";
   norms::check_rows(op, "x", x);
   norms::check_rows(op, "dy", dy);

@@ -4,24 +4,17 @@
 // row loop; anything else walks strides through for_each_run.
 #include <cmath>
 
+#include "tensor/broadcast.h"
 #include "tensor/cpu/check.h"
 #include "tensor/cpu/fast_math.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/ops.h"
 #include "tensor/strided.h"
 #include "tensor/threads.h"
 
 namespace nl {
 namespace {
-
-// True when `small` (contiguous) repeats along leading dims of `out_shape`: its shape,
-// with leading 1s dropped, equals a suffix of out_shape.
-bool is_suffix_broadcast(const Tensor& small, const Shape& out_shape) {
-  if (!small.is_contiguous()) return false;
-  Shape s = small.shape();
-  while (!s.empty() && s.front() == 1) s.erase(s.begin());
-  if (s.size() > out_shape.size()) return false;
-  return std::equal(s.begin(), s.end(), out_shape.end() - s.size());
-}
 
 template <typename F>
 Tensor binary(const char* op, const Tensor& a, const Tensor& b, F f) {
@@ -93,19 +86,42 @@ constexpr float kGeluCubic = 0.044715f;
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return binary("add", a, b, [](float x, float y) { return x + y; }); }
-Tensor sub(const Tensor& a, const Tensor& b) { return binary("sub", a, b, [](float x, float y) { return x - y; }); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary("mul", a, b, [](float x, float y) { return x * y; }); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary("div", a, b, [](float x, float y) { return x / y; }); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  if (on_cuda("add", {&a, &b})) return cuda::add(a, b);
+  return binary("add", a, b, [](float x, float y) { return x + y; });
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  if (on_cuda("sub", {&a, &b})) return cuda::sub(a, b);
+  return binary("sub", a, b, [](float x, float y) { return x - y; });
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  if (on_cuda("mul", {&a, &b})) return cuda::mul(a, b);
+  return binary("mul", a, b, [](float x, float y) { return x * y; });
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  if (on_cuda("div", {&a, &b})) return cuda::div(a, b);
+  return binary("div", a, b, [](float x, float y) { return x / y; });
+}
 Tensor equal_mask(const Tensor& a, const Tensor& b) {
+  if (on_cuda("equal_mask", {&a, &b})) return cuda::equal_mask(a, b);
   return binary("equal_mask", a, b, [](float x, float y) { return x == y ? 1.0f : 0.0f; });
 }
 
-Tensor add_scalar(const Tensor& a, float s) { return unary("add_scalar", a, [s](float x) { return x + s; }); }
-Tensor mul_scalar(const Tensor& a, float s) { return unary("mul_scalar", a, [s](float x) { return x * s; }); }
-Tensor pow_scalar(const Tensor& a, float p) { return unary("pow_scalar", a, [p](float x) { return std::pow(x, p); }); }
+Tensor add_scalar(const Tensor& a, float s) {
+  if (on_cuda("add_scalar", {&a})) return cuda::add_scalar(a, s);
+  return unary("add_scalar", a, [s](float x) { return x + s; });
+}
+Tensor mul_scalar(const Tensor& a, float s) {
+  if (on_cuda("mul_scalar", {&a})) return cuda::mul_scalar(a, s);
+  return unary("mul_scalar", a, [s](float x) { return x * s; });
+}
+Tensor pow_scalar(const Tensor& a, float p) {
+  if (on_cuda("pow_scalar", {&a})) return cuda::pow_scalar(a, p);
+  return unary("pow_scalar", a, [p](float x) { return std::pow(x, p); });
+}
 
 void add_(Tensor& dst, const Tensor& src) {
+  if (on_cuda("add_", {&dst, &src})) return cuda::add_(dst, src);
   check_cpu_f32("add_", dst);
   check_cpu_f32("add_", src);
   NL_CHECK(broadcast_shapes(dst.shape(), src.shape(), "add_") == dst.shape(), "add_: cannot add ",
@@ -118,6 +134,7 @@ void add_(Tensor& dst, const Tensor& src) {
 }
 
 void axpy_(Tensor& dst, float alpha, const Tensor& src) {
+  if (on_cuda("axpy_", {&dst, &src})) return cuda::axpy_(dst, alpha, src);
   check_cpu_f32("axpy_", dst);
   check_cpu_f32("axpy_", src);
   NL_CHECK(dst.shape() == src.shape(), "axpy_: shapes ", to_string(dst.shape()), " and ", to_string(src.shape()),
@@ -131,19 +148,50 @@ void axpy_(Tensor& dst, float alpha, const Tensor& src) {
   for (int64_t i = 0; i < n; ++i) d[i] += alpha * p[i];
 }
 
-Tensor neg(const Tensor& x) { return unary("neg", x, [](float v) { return -v; }); }
-Tensor abs(const Tensor& x) { return unary("abs", x, [](float v) { return std::fabs(v); }); }
-Tensor sign(const Tensor& x) { return unary("sign", x, [](float v) { return (float)((v > 0.0f) - (v < 0.0f)); }); }
-Tensor exp(const Tensor& x) { return unary("exp", x, [](float v) { return fast::exp(v); }); }
-Tensor log(const Tensor& x) { return unary("log", x, [](float v) { return std::log(v); }); }
-Tensor sqrt(const Tensor& x) { return unary("sqrt", x, [](float v) { return std::sqrt(v); }); }
-Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x, [](float v) { return 1.0f / std::sqrt(v); }); }
-Tensor tanh(const Tensor& x) { return unary("tanh", x, [](float v) { return fast::tanh(v); }); }
-Tensor relu(const Tensor& x) { return unary("relu", x, [](float v) { return v > 0.0f ? v : 0.0f; }); }
-Tensor silu(const Tensor& x) { return unary("silu", x, [](float v) { return v / (1.0f + fast::exp(-v)); }); }
+Tensor neg(const Tensor& x) {
+  if (on_cuda("neg", {&x})) return cuda::neg(x);
+  return unary("neg", x, [](float v) { return -v; });
+}
+Tensor abs(const Tensor& x) {
+  if (on_cuda("abs", {&x})) return cuda::abs(x);
+  return unary("abs", x, [](float v) { return std::fabs(v); });
+}
+Tensor sign(const Tensor& x) {
+  if (on_cuda("sign", {&x})) return cuda::sign(x);
+  return unary("sign", x, [](float v) { return (float)((v > 0.0f) - (v < 0.0f)); });
+}
+Tensor exp(const Tensor& x) {
+  if (on_cuda("exp", {&x})) return cuda::exp(x);
+  return unary("exp", x, [](float v) { return fast::exp(v); });
+}
+Tensor log(const Tensor& x) {
+  if (on_cuda("log", {&x})) return cuda::log(x);
+  return unary("log", x, [](float v) { return std::log(v); });
+}
+Tensor sqrt(const Tensor& x) {
+  if (on_cuda("sqrt", {&x})) return cuda::sqrt(x);
+  return unary("sqrt", x, [](float v) { return std::sqrt(v); });
+}
+Tensor rsqrt(const Tensor& x) {
+  if (on_cuda("rsqrt", {&x})) return cuda::rsqrt(x);
+  return unary("rsqrt", x, [](float v) { return 1.0f / std::sqrt(v); });
+}
+Tensor tanh(const Tensor& x) {
+  if (on_cuda("tanh", {&x})) return cuda::tanh(x);
+  return unary("tanh", x, [](float v) { return fast::tanh(v); });
+}
+Tensor relu(const Tensor& x) {
+  if (on_cuda("relu", {&x})) return cuda::relu(x);
+  return unary("relu", x, [](float v) { return v > 0.0f ? v : 0.0f; });
+}
+Tensor silu(const Tensor& x) {
+  if (on_cuda("silu", {&x})) return cuda::silu(x);
+  return unary("silu", x, [](float v) { return v / (1.0f + fast::exp(-v)); });
+}
 
 // gelu(x) = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
 Tensor gelu(const Tensor& x) {
+  if (on_cuda("gelu", {&x})) return cuda::gelu(x);
   return unary("gelu", x, [](float v) {
     float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
     return 0.5f * v * (1.0f + fast::tanh(u));
@@ -153,6 +201,7 @@ Tensor gelu(const Tensor& x) {
 // d gelu / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) du/dx,  t = tanh(u),
 // du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
 Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
+  if (on_cuda("gelu_backward", {&x, &dy})) return cuda::gelu_backward(x, dy);
   return unary_backward("gelu_backward", x, dy, [](float v, float g) {
     float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
     float t = fast::tanh(u);
@@ -163,6 +212,7 @@ Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
 
 // silu(x) = x s(x), s the logistic sigmoid:  d/dx = s (1 + x (1 - s))
 Tensor silu_backward(const Tensor& x, const Tensor& dy) {
+  if (on_cuda("silu_backward", {&x, &dy})) return cuda::silu_backward(x, dy);
   return unary_backward("silu_backward", x, dy, [](float v, float g) {
     float s = 1.0f / (1.0f + fast::exp(-v));
     return g * s * (1.0f + v * (1.0f - s));
@@ -171,11 +221,13 @@ Tensor silu_backward(const Tensor& x, const Tensor& dy) {
 
 // relu'(x) = 1 for x > 0, else 0 (0 at the kink, as PyTorch)
 Tensor relu_backward(const Tensor& x, const Tensor& dy) {
+  if (on_cuda("relu_backward", {&x, &dy})) return cuda::relu_backward(x, dy);
   return unary_backward("relu_backward", x, dy, [](float v, float g) { return v > 0.0f ? g : 0.0f; });
 }
 
 // tanh'(x) = 1 - tanh(x)^2, written with the saved output y
 Tensor tanh_backward(const Tensor& y, const Tensor& dy) {
+  if (on_cuda("tanh_backward", {&y, &dy})) return cuda::tanh_backward(y, dy);
   return unary_backward("tanh_backward", y, dy, [](float t, float g) { return g * (1.0f - t * t); });
 }
 

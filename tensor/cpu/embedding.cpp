@@ -2,6 +2,8 @@
 #include <cstring>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/ops.h"
 
 namespace nl {
@@ -21,6 +23,7 @@ void check_ids(const char* op, const Tensor& ids, int64_t vocab) {
 
 // table (V, C), ids (...) -> out (..., C):  out[t] = table[ids[t]]
 Tensor embedding_forward(const Tensor& table, const Tensor& ids) {
+  if (on_cuda("embedding", {&table, &ids})) return cuda::embedding_forward(table, ids);
   check_cpu_f32("embedding", table);
   NL_CHECK(table.dim() == 2, "embedding: table must be (V, C), got ", describe(table));
   const int64_t V = table.size(0), C = table.size(1);
@@ -39,6 +42,7 @@ Tensor embedding_forward(const Tensor& table, const Tensor& ids) {
 // dtable[v] = sum over positions t with ids[t] == v of dout[t]; serial, so that
 // repeated ids add up in a fixed order.
 Tensor embedding_backward(const Tensor& dout, const Tensor& ids, int64_t vocab) {
+  if (on_cuda("embedding_backward", {&dout, &ids})) return cuda::embedding_backward(dout, ids, vocab);
   check_cpu_f32("embedding_backward", dout);
   check_ids("embedding_backward", ids, vocab);
   const int64_t C = dout.shape().back();

@@ -2,6 +2,8 @@
 #include <cmath>
 
 #include "tensor/cpu/norms_common.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/norms.h"
 
 namespace nl {
@@ -10,6 +12,7 @@ namespace nl {
 //   mu = mean(x), s^2 = mean((x - mu)^2), rstd = 1 / sqrt(s^2 + eps)
 //   y = gamma * (x - mu) * rstd + beta
 LayerNormForward layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps) {
+  if (on_cuda("layernorm_forward", {&x, &gamma, &beta})) return cuda::layernorm_forward(x, gamma, beta, eps);
   const char* op = "layernorm_forward";
   norms::check_rows(op, "x", x);
   const int64_t N = x.size(0), C = x.size(1);
@@ -46,6 +49,8 @@ LayerNormForward layernorm_forward(const Tensor& x, const Tensor& gamma, const T
 // delta = mean(d) = mu - m recovers the exact mean: xhat = (d - delta) * rstd.
 LayerNormGrads layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                   const Tensor& rstd) {
+  if (on_cuda("layernorm_backward", {&dy, &x, &gamma, &mean, &rstd}))
+    return cuda::layernorm_backward(dy, x, gamma, mean, rstd);
   const char* op = "layernorm_backward";
   norms::check_rows(op, "x", x);
   norms::check_rows(op, "dy", dy);

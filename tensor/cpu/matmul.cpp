@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/ops.h"
 #include "tensor/strided.h"
 
@@ -44,6 +46,7 @@ Shape batch_of(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end(
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b) {
+  if (on_cuda("matmul", {&a_in, &b_in})) return cuda::matmul(a_in, b_in, trans_a, trans_b);
   check_cpu_f32("matmul", a_in);
   check_cpu_f32("matmul", b_in);
   NL_CHECK(a_in.dim() >= 2 && b_in.dim() >= 2, "matmul: needs matrices (2 or more dims), got ", describe(a_in),

@@ -9,54 +9,16 @@
 #include <limits>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/ops.h"
+#include "tensor/reduce_plan.h"
 #include "tensor/threads.h"
 
 namespace nl {
-namespace {
-
-struct ReducePlan {
-  Shape out_shape;          // with or without the kept 1s
-  std::vector<bool> reduced;
-  int64_t rows = 1, inner = 1;
-  bool leading_only = true; // the reduced axes are exactly 0..k-1
-};
-
-ReducePlan plan_reduce(const char* op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
-  ReducePlan p;
-  const int nd = x.dim();
-  p.reduced.assign(nd, axes.empty());
-  for (int64_t a : axes) {
-    int k = normalize_axis(a, nd, op);
-    NL_CHECK(!p.reduced[k], op, ": axis ", a, " given twice for ", describe(x));
-    p.reduced[k] = true;
-  }
-  bool seen_kept = false;
-  for (int i = 0; i < nd; ++i) {
-    if (p.reduced[i]) {
-      p.inner *= x.shape()[i];
-      if (seen_kept) p.leading_only = false;
-      if (keepdim) p.out_shape.push_back(1);
-    } else {
-      seen_kept = true;
-      p.rows *= x.shape()[i];
-      p.out_shape.push_back(x.shape()[i]);
-    }
-  }
-  return p;
-}
-
-// x laid out as (rows, inner) with the reduced axes last, contiguous.
-Tensor rows_layout(const Tensor& x, const ReducePlan& p) {
-  std::vector<int64_t> order;
-  for (int i = 0; i < x.dim(); ++i) if (!p.reduced[i]) order.push_back(i);
-  for (int i = 0; i < x.dim(); ++i) if (p.reduced[i]) order.push_back(i);
-  return x.permute(order).contiguous();
-}
-
-}  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  if (on_cuda("sum", {&x})) return cuda::sum(x, axes, keepdim);
   check_cpu_f32("sum", x);
   ReducePlan p = plan_reduce("sum", x, axes, keepdim);
   Tensor out = Tensor::empty(p.out_shape);
@@ -88,6 +50,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  if (on_cuda("mean", {&x})) return cuda::mean(x, axes, keepdim);
   check_cpu_f32("mean", x);
   ReducePlan p = plan_reduce("mean", x, axes, keepdim);
   NL_CHECK(p.inner > 0, "mean: reducing ", describe(x), " over an empty axis");
@@ -98,6 +61,7 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
 }
 
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  if (on_cuda("max", {&x})) return cuda::max(x, axes, keepdim);
   check_cpu_f32("max", x);
   ReducePlan p = plan_reduce("max", x, axes, keepdim);
   NL_CHECK(p.inner > 0, "max: reducing ", describe(x), " over an empty axis");
@@ -121,6 +85,7 @@ Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
 
 // var = sum (x - mean)^2 / (n - correction), two passes per row in double
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int correction) {
+  if (on_cuda("var", {&x})) return cuda::var(x, axes, keepdim, correction);
   check_cpu_f32("var", x);
   ReducePlan p = plan_reduce("var", x, axes, keepdim);
   NL_CHECK(p.inner - correction > 0, "var: ", p.inner, " elements per group are too few for correction ",

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "tensor/cpu/norms_common.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/norms.h"
 
 namespace nl {
@@ -10,6 +12,7 @@ namespace nl {
 // x (N, C), gamma (C), beta (C) or undefined -> y (N, C), rstd (N)
 //   ms = mean(x^2), rstd = 1 / sqrt(ms + eps),  y = gamma * x * rstd (+ beta)
 RMSNormForward rmsnorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps) {
+  if (on_cuda("rmsnorm_forward", {&x, &gamma, &beta})) return cuda::rmsnorm_forward(x, gamma, beta, eps);
   const char* op = "rmsnorm_forward";
   norms::check_rows(op, "x", x);
   const int64_t N = x.size(0), C = x.size(1);
@@ -44,6 +47,8 @@ RMSNormForward rmsnorm_forward(const Tensor& x, const Tensor& gamma, const Tenso
 // Per row: one reduction pass, one elementwise pass.
 RMSNormGrads rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& rstd,
                               bool with_dbeta) {
+  if (on_cuda("rmsnorm_backward", {&dy, &x, &gamma, &rstd}))
+    return cuda::rmsnorm_backward(dy, x, gamma, rstd, with_dbeta);
   const char* op = "rmsnorm_backward";
   norms::check_rows(op, "x", x);
   norms::check_rows(op, "dy", dy);

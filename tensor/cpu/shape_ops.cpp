@@ -1,13 +1,18 @@
 // Joining, splitting and masking: concat copies parts into slices of one output,
 // split returns views, the causal mask and dropout build new tensors.
 #include "tensor/cpu/check.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/ops.h"
 
 namespace nl {
 
 Tensor concat(const std::vector<Tensor>& parts, int64_t axis) {
   NL_CHECK(!parts.empty(), "concat: no tensors given");
-  for (const Tensor& p : parts) check_cpu_f32("concat", p);
+  for (const Tensor& p : parts) {  // on either device: the copies below run where the parts are
+    common_device("concat", {&parts[0], &p});
+    NL_CHECK(p.defined() && p.dtype() == DType::F32, "concat: expected float32, got ", describe(p));
+  }
   const int nd = parts[0].dim();
   int a = normalize_axis(axis, nd, "concat");
   Shape shape = parts[0].shape();
@@ -18,7 +23,7 @@ Tensor concat(const std::vector<Tensor>& parts, int64_t axis) {
     NL_CHECK(ok, "concat: ", describe(p), " does not match ", describe(parts[0]), " outside axis ", a);
     shape[a] += p.shape()[a];
   }
-  Tensor out = Tensor::empty(shape);
+  Tensor out = Tensor::empty(shape, DType::F32, parts[0].device());
   int64_t start = 0;
   for (const Tensor& p : parts) {
     Tensor dst = out.slice(a, start, start + p.shape()[a]);
@@ -47,6 +52,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 }
 
 Tensor causal_mask_fill(const Tensor& x, float value) {
+  if (on_cuda("causal_mask", {&x})) return cuda::causal_mask_fill(x, value);
   check_cpu_f32("causal_mask", x);
   NL_CHECK(x.dim() >= 2, "causal_mask: needs (..., T, S), got ", describe(x));
   const int64_t T = x.size(-2), S = x.size(-1);

@@ -6,6 +6,8 @@
 
 #include "tensor/cpu/check.h"
 #include "tensor/cpu/fast_math.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
 #include "tensor/ops.h"
 #include "tensor/threads.h"
 
@@ -71,11 +73,18 @@ Tensor softmax_backward_rows(const char* op, const Tensor& y, const Tensor& dy, 
 
 }  // namespace
 
-Tensor softmax(const Tensor& x) { return softmax_rows<false>("softmax", x); }
-Tensor log_softmax(const Tensor& x) { return softmax_rows<true>("log_softmax", x); }
+Tensor softmax(const Tensor& x) {
+  if (on_cuda("softmax", {&x})) return cuda::softmax(x);
+  return softmax_rows<false>("softmax", x);
+}
+Tensor log_softmax(const Tensor& x) {
+  if (on_cuda("log_softmax", {&x})) return cuda::log_softmax(x);
+  return softmax_rows<true>("log_softmax", x);
+}
 
 // y = softmax(x):  dx_j = y_j (dy_j - sum_k dy_k y_k)
 Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
+  if (on_cuda("softmax_backward", {&y, &dy})) return cuda::softmax_backward(y, dy);
   return softmax_backward_rows("softmax_backward", y, dy, [](const float* yr, const float* g, float* d, int64_t C) {
     float dot = 0;
 #pragma omp simd reduction(+ : dot)
@@ -86,6 +95,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
 
 // y = log_softmax(x):  dx_j = dy_j - exp(y_j) sum_k dy_k
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
+  if (on_cuda("log_softmax_backward", {&y, &dy})) return cuda::log_softmax_backward(y, dy);
   return softmax_backward_rows("log_softmax_backward", y, dy,
                                [](const float* yr, const float* g, float* d, int64_t C) {
                                  float s = 0;

@@ -4,7 +4,9 @@
 // flags. `make test` builds the program first; NL_BUILD_DIR names this build's folder.
 #include <catch2/catch.hpp>
 
+#include "tensor/device.h"
 #include "tests/test_files.h"
+#include "train/args.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,6 +103,13 @@ TEST_CASE("train_gpt cli: an unknown --norm names the valid ones", "[cli]") {
   Fixture f;
   expect_error("--norm layernorm " + kTiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"},
                f.tmp);
+}
+
+TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused", "[cli]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
+  if (!nl::cuda_available()) expect_error("--device cuda " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   args.add("--eval-batches", "20", "validation batches of 32 sequences");
   args.add("--train-bytes", "-1", "keep only the first N training bytes (-1: all)");
   args.add("--threads", "2", "CPU threads (OpenMP and OpenBLAS)");
+  args.add("--device", "cpu", "cpu | cuda (needs a build with make CUDA=1 and a GPU)");
   args.add("--dyt-alpha0", "0.5", "DyT's initial alpha");
   args.add("--bhyt-lambda", "1.0", "BHyT's initial lambda at every site");
   args.add("--bhyt-lambda-attn", "", "initial lambda of the attention branch's sites (default: --bhyt-lambda)");
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     c.eval_batches = args.integer("--eval-batches");
     c.train_bytes = args.integer("--train-bytes");
     c.threads = (int)args.integer("--threads", 1, kMaxThreads);
+    c.device = args.str("--device");
     c.data_dir = args.str("--data");
     c.out_dir = args.str("--out");
     c.resume = args.on("--resume");

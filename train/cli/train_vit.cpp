@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   args.add("--eval-every", "500", "validate every N steps (on the whole validation split)");
   args.add("--eval-batch", "500", "images per evaluation batch");
   args.add("--threads", "2", "CPU threads (OpenMP and OpenBLAS)");
+  args.add("--device", "cpu", "cpu | cuda (needs a build with make CUDA=1 and a GPU)");
   args.add("--dyt-alpha0", "0.5", "DyT's initial alpha");
   args.add("--bhyt-lambda", "1.0", "BHyT's initial lambda");
   args.add("--bhyt-p", "0.99", "BHyT's target probability p (kappa = 1/sqrt(1-p))");
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
     c.eval_every = args.integer("--eval-every");
     c.eval_batch = args.integer("--eval-batch");
     c.threads = (int)args.integer("--threads", 1, kMaxThreads);
+    c.device = args.str("--device");
     c.data_dir = args.str("--data");
     c.out_dir = args.str("--out");
     c.resume = args.on("--resume");
