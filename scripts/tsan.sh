@@ -29,11 +29,12 @@ int main() {
   return s > 0 ? 0 : 1;
 }
 CPP
-if ! clang++ -fopenmp -fsanitize=thread -g "$probe_dir/race.cpp" -o "$probe_dir/race" 2>"$probe_dir/cc.log"; then
-  cat "$probe_dir/cc.log"
-  echo "make test-tsan needs clang++ with -fsanitize=thread and LLVM OpenMP. As root:"
-  echo "  apt-get install -y --no-install-recommends clang libomp-dev"
-  exit 1
+compile_probe() { clang++ -fopenmp -fsanitize=thread -g "$probe_dir/race.cpp" -o "$probe_dir/race" 2>"$probe_dir/cc.log"; }
+if ! compile_probe; then  # only this target needs clang and LLVM's OpenMP
+  cmd="apt-get install -y --no-install-recommends clang libomp-dev"
+  if [ "$(id -u)" -ne 0 ]; then cat "$probe_dir/cc.log"; echo "make test-tsan needs clang and libomp. Run as root:  $cmd"; exit 1; fi
+  DEBIAN_FRONTEND=noninteractive $cmd -qq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive $cmd -qq; } || exit 1
+  compile_probe || { cat "$probe_dir/cc.log"; echo "clang++ -fopenmp -fsanitize=thread still fails"; exit 1; }
 fi
 ARCHER_OPTIONS=verbose=1 "$probe_dir/race" >"$probe_dir/race.log" 2>&1
 grep -q "Archer detected" "$probe_dir/race.log" || { cat "$probe_dir/race.log"; echo "tsan: Archer did not load"; exit 1; }

@@ -1,6 +1,8 @@
 #include "train/optim.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "tensor/threads.h"
 
@@ -104,9 +106,19 @@ float clip_grad_norm(FlatParameters& params, float max_norm) {
   }
   float* g = params.grads.data();
   const int64_t n = params.grads.numel();
+  // sums of fixed blocks, added in block order: the same bits at any thread count and
+  // in any order the threads finish (an OpenMP reduction adds partials as they come)
+  constexpr int64_t kBlock = 16384;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<double> block_ss((size_t)blocks, 0.0);
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t b = 0; b < blocks; ++b) {
+    double s = 0;
+    for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) s += (double)g[i] * g[i];
+    block_ss[b] = s;
+  }
   double ss = 0;
-#pragma omp parallel for reduction(+ : ss) if (n > kParallelGrain)
-  for (int64_t i = 0; i < n; ++i) ss += (double)g[i] * g[i];
+  for (double s : block_ss) ss += s;
   const float norm = (float)std::sqrt(ss);
   if (max_norm > 0.0f && norm > max_norm) {
     const float scale = max_norm / (norm + 1e-6f);  // as torch.nn.utils.clip_grad_norm_

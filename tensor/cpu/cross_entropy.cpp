@@ -3,6 +3,7 @@
 // backward rebuilds softmax(logits) from it.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "tensor/cpu/check.h"
 #include "tensor/cross_entropy_targets.h"
@@ -22,8 +23,11 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ig
   Tensor x = logits.contiguous();
   Tensor t = targets.contiguous();
   lse = Tensor::empty({N});
-  double total = 0;
-#pragma omp parallel for reduction(+ : total) if (logits.numel() > kParallelGrain)
+  // each row's loss first, summed in row order afterwards: an OpenMP reduction would add
+  // the threads' partial sums in the order they finish, so the last bit could change
+  // from run to run (docs/reliability.md, determinism)
+  std::vector<double> row_loss((size_t)N, 0.0);
+#pragma omp parallel for if (logits.numel() > kParallelGrain)
   for (int64_t r = 0; r < N; ++r) {
     const float* row = x.data() + r * V;
     float m = -std::numeric_limits<float>::infinity();
@@ -33,8 +37,10 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ig
     float l = m + (float)std::log(s);
     lse.data()[r] = l;
     int32_t target = t.idata()[r];
-    if (target != ignore_index) total += (double)l - (double)row[target];
+    if (target != ignore_index) row_loss[r] = (double)l - (double)row[target];
   }
+  double total = 0;
+  for (double v : row_loss) total += v;
   // With every row ignored the mean is 0/0: NaN, as PyTorch reports it.
   float loss = kept ? (float)(total / (double)kept) : std::numeric_limits<float>::quiet_NaN();
   return Tensor::scalar(loss);
