@@ -54,7 +54,8 @@ class Block : public Module {
         float dropout = 0.0f, Generator* dropout_gen = nullptr);
   // variant: pre | peri | lns; layer: this block's 1-based index in the stack
   Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm, int layers, Generator& gen,
-        const std::string& variant, int64_t layer, float dropout = 0.0f, Generator* dropout_gen = nullptr);
+        const std::string& variant, int64_t layer, float dropout = 0.0f, Generator* dropout_gen = nullptr,
+        const std::string& mlp_kind = "gelu");
   Var forward(const Var& x) const;
 
   std::shared_ptr<Norm> ln1, ln2, ln1_out, ln2_out;  // *_out only in peri
@@ -79,7 +80,7 @@ class Block : public Module {
   void restore_c_attn_cache(float frobenius2, int64_t training_forwards);
 
  private:
-  void build(int64_t dim, int64_t heads, bool causal, int layers, Generator& gen);
+  void build(int64_t dim, int64_t heads, bool causal, int layers, Generator& gen, const std::string& mlp_kind);
   Var residual(const Var& x, const Var& branch) const;  // x + dropout(branch)
   // norm(x) times out_scale, reported to the probe under `site`
   Var norm_site(const Norm& n, const Var& x, const char* site) const;
