@@ -1,0 +1,37 @@
+// Small helpers shared by the programs that run a study of many training runs and
+// write a report (compare_norms, depth_study, regime_study).
+#pragma once
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nl {
+
+using StudyClock = std::chrono::steady_clock;
+double seconds_since(StudyClock::time_point t);
+
+// "a,b,,c" -> {"a", "b", "c"}: the items of a comma-separated flag, empty ones dropped.
+std::vector<std::string> split_list(const std::string& s);
+
+// The items of a comma-separated flag as integers; throws naming the flag and the item.
+std::vector<int64_t> integer_list(const std::string& s, const std::string& flag);
+
+// The 1-minute load average (/proc/loadavg; NaN where unreadable), to say how busy the
+// shared machine was while a run took its time.
+double load_average();
+
+// The middle element (the upper one of an even count); NaN when empty.
+double median(std::vector<double> v);
+
+// printf-style formatting of one number for a report.
+std::string fmt(double v, const char* format = "%.4g");
+
+// (step, validation loss as written) of the rows of a run's log.csv (train/gpt_run.h)
+// that hold one.
+std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path);
+
+// Today's date as YYYY-MM-DD, for "generated on".
+std::string today();
+
+}  // namespace nl
