@@ -56,18 +56,16 @@ std::string fmt(double v, const char* format) {
   return buf;
 }
 
-std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path) {
+std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path, int column) {
   std::vector<std::pair<int64_t, std::string>> out;
   std::ifstream in(log_path);
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
     std::stringstream ss(line);
-    std::string step, train, val;
-    std::getline(ss, step, ',');
-    std::getline(ss, train, ',');
-    std::getline(ss, val, ',');
-    if (!val.empty()) out.emplace_back(std::atoll(step.c_str()), val);
+    std::vector<std::string> cells(column + 1);
+    for (auto& c : cells) std::getline(ss, c, ',');
+    if (!cells[column].empty()) out.emplace_back(std::atoll(cells[0].c_str()), cells[column]);
   }
   return out;
 }

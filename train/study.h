@@ -27,9 +27,10 @@ double median(std::vector<double> v);
 // printf-style formatting of one number for a report.
 std::string fmt(double v, const char* format = "%.4g");
 
-// (step, validation loss as written) of the rows of a run's log.csv (train/gpt_run.h)
-// that hold one.
-std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path);
+// (step, the text of column `column`) of the rows of a run's log.csv whose cell in that
+// column is not empty: the validation curve. Column 2 (0-based) is train_gpt's val_loss
+// (train/gpt_run.h); train_vit's val_acc is column 4.
+std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path, int column = 2);
 
 // Today's date as YYYY-MM-DD, for "generated on".
 std::string today();
