@@ -72,11 +72,33 @@ float SelfAttention::value_output_frobenius2() const {
   return (float)s;
 }
 
-MLP::MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj) {
-  fc = register_module("fc", std::make_shared<Linear>(dim, 4 * dim, true, gen));
-  proj = register_module("proj", std::make_shared<Linear>(4 * dim, dim, true, gen, proj_std, centred_proj));
+const std::vector<std::string>& mlp_names() {
+  static const std::vector<std::string> names = {"gelu", "swiglu"};
+  return names;
 }
 
-Var MLP::forward(const Var& x) const { return proj->forward(ag::gelu(fc->forward(x))); }
+void check_mlp_name(const std::string& name) {
+  for (const auto& n : mlp_names())
+    if (n == name) return;
+  fail("unknown MLP kind '", name, "' (choose one of: gelu, swiglu)");
+}
+
+MLP::MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj, const std::string& kind_) : kind(kind_) {
+  check_mlp_name(kind);
+  const bool gated = kind == "swiglu";
+  hidden = gated ? (8 * dim + 1) / 3 : 4 * dim;
+  fc = register_module("fc", std::make_shared<Linear>(dim, gated ? 2 * hidden : hidden, true, gen));
+  proj = register_module("proj", std::make_shared<Linear>(hidden, dim, true, gen, proj_std, centred_proj));
+}
+
+// swiglu: y = proj(silu(g) * u), [g, u] = fc(x); the gradients reach g through
+// silu'(g) = s(g) (1 + g (1 - s(g))) times u, and u through silu(g) (autograd/elementwise.cpp).
+Var MLP::forward(const Var& x) const {
+  Var a = fc->forward(x);
+  if (kind == "gelu") return proj->forward(ag::gelu(a));
+  const int64_t axis = a.dim() - 1;
+  Var gate = ag::slice(a, axis, 0, hidden), up = ag::slice(a, axis, hidden, 2 * hidden);
+  return proj->forward(ag::mul(ag::silu(gate), up));
+}
 
 }  // namespace nl

@@ -3,6 +3,9 @@
 //   y = concat(heads) Wo^T + bo
 // x (B, T, C) -> (B, T, C). Causal for the GPT, not for the ViT.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "nn/linear.h"
 
 namespace nl {
@@ -28,12 +31,21 @@ class SelfAttention : public Module {
   std::shared_ptr<Linear> qkv, proj;
 };
 
-// Position-wise MLP: fc (C -> 4C), GELU, proj (4C -> C).
+// Position-wise MLP of one of two kinds (`kind`, checked by check_mlp_name):
+//   gelu    fc (C -> 4C), GELU, proj (4C -> C)                              (GPT-2)
+//   swiglu  fc (C -> 2H) whose halves are gate g and up u, silu(g) * u, proj (H -> C)
+//           with H = round(8C/3), so that it has about the GELU MLP's parameters (LLaMA)
 class MLP : public Module {
  public:
-  MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj);
+  MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj, const std::string& kind = "gelu");
   Var forward(const Var& x) const;
+  std::string kind;
+  int64_t hidden;  // 4C (gelu) or H (swiglu)
   std::shared_ptr<Linear> fc, proj;
 };
+
+// The MLP kinds ("gelu", "swiglu"), and a check that throws listing them.
+const std::vector<std::string>& mlp_names();
+void check_mlp_name(const std::string& name);
 
 }  // namespace nl

@@ -23,7 +23,8 @@ Block::Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm_, i
     : Block(dim, heads, causal, norm_, layers, gen, "pre", 1, dropout_, dropout_gen_) {}
 
 Block::Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm_, int layers, Generator& gen,
-             const std::string& variant_, int64_t layer_, float dropout_, Generator* dropout_gen_)
+             const std::string& variant_, int64_t layer_, float dropout_, Generator* dropout_gen_,
+             const std::string& mlp_kind)
     : norm(norm_), variant(variant_), layer(layer_), dropout(dropout_), dropout_gen(dropout_gen_),
       fro2_cache_(NAN) {
   check_block_name(variant);
@@ -33,10 +34,10 @@ Block::Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm_, i
   NL_CHECK(norm.bhyt_refresh >= 1, "block: --bhyt-refresh must be >= 1, got ", norm.bhyt_refresh);
   out_scale = variant == "lns" ? 1.0f / std::sqrt((float)layer) : 1.0f;
   approx_site2_ = norm.name == "bhyt" && variant != "peri";
-  build(dim, heads, causal, layers, gen);
+  build(dim, heads, causal, layers, gen, mlp_kind);
 }
 
-void Block::build(int64_t dim, int64_t heads, bool causal, int layers, Generator& gen) {
+void Block::build(int64_t dim, int64_t heads, bool causal, int layers, Generator& gen, const std::string& mlp_kind) {
   // GPT-2: the projections that write into the residual stream start smaller, by
   // 1/sqrt(2L), so the stream's variance does not grow with depth at initialisation.
   const float proj_std = 0.02f / std::sqrt(2.0f * (float)layers);
@@ -48,7 +49,7 @@ void Block::build(int64_t dim, int64_t heads, bool causal, int layers, Generator
   attn = register_module("attn", std::make_shared<SelfAttention>(dim, heads, causal, gen, proj_std, cbwc));
   if (peri) ln1_out = register_module("ln1_out", make_norm(attn_site, dim));
   ln2 = register_module("ln2", make_norm(mlp_site, dim));
-  mlp = register_module("mlp", std::make_shared<MLP>(dim, gen, proj_std, cbwc));
+  mlp = register_module("mlp", std::make_shared<MLP>(dim, gen, proj_std, cbwc, mlp_kind));
   if (peri) ln2_out = register_module("ln2_out", make_norm(mlp_site, dim));
 }
 

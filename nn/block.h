@@ -55,7 +55,8 @@ class Block : public Module {
         float dropout = 0.0f, Generator* dropout_gen = nullptr);
   // variant: pre | peri | lns; layer: this block's 1-based index in the stack
   Block(int64_t dim, int64_t heads, bool causal, const NormConfig& norm, int layers, Generator& gen,
-        const std::string& variant, int64_t layer, float dropout = 0.0f, Generator* dropout_gen = nullptr);
+        const std::string& variant, int64_t layer, float dropout = 0.0f, Generator* dropout_gen = nullptr,
+        const std::string& mlp_kind = "gelu");
   Var forward(const Var& x) const;
   // forward for new tokens at positions past .. past + Tn - 1 with the attention's
   // key/value cache (generation). Inference only; the block-level BHyT approximation
@@ -84,7 +85,7 @@ class Block : public Module {
   void restore_c_attn_cache(float frobenius2, int64_t training_forwards);
 
  private:
-  void build(int64_t dim, int64_t heads, bool causal, int layers, Generator& gen);
+  void build(int64_t dim, int64_t heads, bool causal, int layers, Generator& gen, const std::string& mlp_kind);
   // the block with `attention` standing for attn->forward (cached or not)
   Var forward_with(const Var& x, const std::function<Var(const Var&)>& attention) const;
   Var residual(const Var& x, const Var& branch) const;  // x + dropout(branch)

@@ -27,6 +27,11 @@ GPTConfig gpt_config_from_json(const std::string& json) {
     NL_CHECK(c.block == "pre", "model description: block '", c.block,
              "' cannot be folded here (only pre-norm blocks are supported)");
   }
+  // the regime study's options (nn/gpt.h) change parameters and the function computed;
+  // the folding here is derived and tested for the plain GPT only
+  for (const char* option : {"mlp", "emb_scale0", "final_norm"})
+    NL_CHECK(!d.has(option), "model description: option '", option, "' = ", d.str(option),
+             " cannot be folded here (only the plain GPT is supported)");
   c.validate();
   return c;
 }

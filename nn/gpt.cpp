@@ -16,6 +16,10 @@ void GPTConfig::validate() const {
   NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "gpt config: --dropout must lie in [0, 1), got ", dropout);
   NL_CHECK(norm.bhyt_p > 0.0f && norm.bhyt_p < 1.0f, "gpt config: --bhyt-p must lie in (0, 1), got ", norm.bhyt_p);
   NL_CHECK(norm.bhyt_refresh >= 1, "gpt config: --bhyt-refresh must be >= 1, got ", norm.bhyt_refresh);
+  check_mlp_name(mlp);
+  NL_CHECK(std::isfinite(emb_scale0) && emb_scale0 >= 0.0f, "gpt config: --emb-scale must be a number >= 0, got ",
+           emb_scale0);
+  if (!final_norm.empty()) check_norm_name(final_norm);
 }
 
 GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
@@ -25,10 +29,13 @@ GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
   for (int64_t l = 0; l < c.layers; ++l)
     blocks.push_back(register_module("blocks." + std::to_string(l),
                                      std::make_shared<Block>(c.dim, c.heads, true, c.norm, (int)c.layers, gen,
-                                                             c.block, l + 1, c.dropout, &dropout_gen)));
-  ln_f = register_module("ln_f", make_norm(c.norm, c.dim));
+                                                             c.block, l + 1, c.dropout, &dropout_gen, c.mlp)));
+  NormConfig final_norm = c.norm;
+  if (!c.final_norm.empty()) final_norm.name = c.final_norm;
+  ln_f = register_module("ln_f", make_norm(final_norm, c.dim));
   // after every other parameter, so that pre's parameter order (and checkpoints) stay as they were
   if (c.block == "peri") emb_norm = register_module("emb_norm", make_norm(c.norm, c.dim));
+  if (c.emb_scale0 > 0.0f) emb_scale = register_parameter("emb_scale", Tensor::full({1}, c.emb_scale0));
 }
 
 void GPT::set_probe(ActivationProbe* probe) {
@@ -57,13 +64,32 @@ Var GPT::probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* 
   return y;
 }
 
-Var GPT::forward(const Tensor& ids) const {
+Var GPT::forward(const Tensor& ids) const { return forward_embedded(embed(ids)); }
+
+Var GPT::embed(const Tensor& ids, int64_t first_position) const {
   NL_CHECK(ids.dim() == 2 && ids.dtype() == DType::I32, "gpt: ids must be int32 (B, T), got ", describe(ids));
   const int64_t T = ids.shape()[1];
-  NL_CHECK(T <= config.context, "gpt: sequence of ", T, " tokens is longer than the model's context of ",
-           config.context);
-  Var x = embed(ids, 0);
+  NL_CHECK(first_position + T <= config.context, "gpt: sequence of ", first_position + T,
+           " tokens is longer than the model's context of ", config.context);
+  profile::Scope scope("embedding");
+  std::vector<int32_t> pos(T);
+  for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)(first_position + t);
+  return ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T}).to(ids.device())));  // (B, T, C)
+}
+
+Var GPT::stream_start(const Var& e) const {
+  profile::Scope scope("embedding");
+  Var x = e;
+  if (emb_scale.defined()) x = ag::mul(x, emb_scale);  // d/d scale: sum of (dL/dx) * e
+  if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));  // centre the stream once
   if (emb_norm) x = probed_norm(*emb_norm, x, 0, "emb_norm");
+  return x;
+}
+
+Var GPT::forward_embedded(const Var& e) const {
+  NL_CHECK(e.dim() == 3 && e.shape()[2] == config.dim && e.shape()[1] <= config.context,
+           "gpt: the embedding must be (B, T <= ", config.context, ", ", config.dim, "), got ", describe(e.value()));
+  Var x = stream_start(e);
   residual_rms_.clear();
   for (const auto& block : blocks) {
     residual_rms_.push_back(rms_of(x.value()));
@@ -74,16 +100,6 @@ Var GPT::forward(const Tensor& ids) const {
   x = probed_norm(*ln_f, x, config.layers, "ln_f");
   profile::Scope scope("lm head");
   return ag::matmul(x, wte->weight, false, true);  // tied head: (B, T, C) @ (V, C)^T
-}
-
-Var GPT::embed(const Tensor& ids, int64_t first_position) const {
-  profile::Scope scope("embedding");
-  const int64_t T = ids.shape()[1];
-  std::vector<int32_t> pos(T);
-  for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)(first_position + t);
-  Var x = ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T}).to(ids.device())));  // (B, T, C)
-  if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));      // centre the stream once
-  return x;
 }
 
 bool GPT::supports_cache() const {
@@ -111,8 +127,7 @@ Tensor GPT::forward_cached(const Tensor& ids, KVCache& cache) const {
   NL_CHECK(past + T <= config.context, "gpt: ", past, " cached + ", T, " new tokens overflow the context of ",
            config.context);
   NoGradGuard no_grad;
-  Var x = embed(ids, past);
-  if (emb_norm) x = emb_norm->forward(x);
+  Var x = stream_start(embed(ids, past));
   for (size_t l = 0; l < blocks.size(); ++l) x = blocks[l]->forward_cached(x, cache.layers[l], past);
   x = ln_f->forward(x);
   cache.length = past + T;

@@ -1,6 +1,8 @@
 // GPT: token + position embeddings, L blocks (pre-norm, Peri-LN or LayerNorm Scaling:
 // nn/block.h), a final norm, and an LM head tied to the token embedding (logits = x wte^T).
 // Peri-LN also normalises the embedding output (emb_norm) before the first block.
+// Options for the DyT regime study: a learnable scale on the embedding sum, a final norm
+// of another kind than the blocks' (ln_f), and the SwiGLU MLP.
 // For `cbwc` (NORMS.md) the embedding sum is centred once (x - mean over channels),
 // the attention out-projection and MLP down-projection of every block are CBWC
 // linears, and every norm site is RMSNorm + beta: the residual stream stays zero-mean,
@@ -20,6 +22,11 @@ struct GPTConfig {
   NormConfig norm;
   std::string block = "pre";  // pre | peri | lns (nn/block.h)
   float dropout = 0.0f;  // on the attention and MLP branch outputs, training mode only
+  std::string mlp = "gelu";  // gelu | swiglu (nn/attention.h)
+  // > 0: the embedding sum is multiplied by a learnable scalar `emb_scale` initialised to
+  // this (DyT's LLaMA recipe uses sqrt(dim)); 0: no scale, the GPT-2 embedding
+  float emb_scale0 = 0.0f;
+  std::string final_norm;  // the norm before the head (ln_f); empty: norm.name
   void validate() const;  // throws naming the bad field
 };
 
@@ -32,7 +39,7 @@ struct KVCache {
 class GPT : public Module {
  public:
   GPT(const GPTConfig& config, Generator& gen);
-  // ids int32 (B, T) with T <= context -> logits (B, T, vocab)
+  // ids int32 (B, T) with T <= context -> logits (B, T, vocab); forward_embedded(embed(ids))
   Var forward(const Tensor& ids) const;
   // False for the block-level BHyT approximation, whose correction depends on the
   // sequence length (forward_cached throws there).
@@ -44,6 +51,11 @@ class GPT : public Module {
   // positions of forward() on the whole sequence, in a fraction of the work. Inference
   // only: eval mode, no recording; throws when the context would overflow.
   Tensor forward_cached(const Tensor& ids, KVCache& cache) const;
+  // The token + position embedding sum e (B, T, C) of ids at positions first_position ..:
+  // the model's input as a vector.
+  Var embed(const Tensor& ids, int64_t first_position = 0) const;
+  // The rest of the forward, from e (B, T, C) to the logits (noise-sensitivity probes start here).
+  Var forward_embedded(const Var& e) const;
   // mean cross-entropy of the next-token targets int32 (B, T)
   Var loss(const Tensor& ids, const Tensor& targets) const;
   // RMS of the residual stream entering each block and leaving the last (L + 1
@@ -59,12 +71,14 @@ class GPT : public Module {
   std::vector<std::shared_ptr<Block>> blocks;
   std::shared_ptr<Norm> ln_f;
   std::shared_ptr<Norm> emb_norm;  // peri only
+  Var emb_scale;                   // (1), only with emb_scale0 > 0
   Generator dropout_gen;  // draws the dropout masks; seed it for a run (gpt_run seeds it)
 
  private:
   Var probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* site) const;
-  // token + position embeddings of ids (B, T) at positions first_position ..; centred for cbwc
-  Var embed(const Tensor& ids, int64_t first_position) const;
+  // what every forward does to the embedding sum before the blocks: the learnable
+  // scale, cbwc's centring, Peri-LN's embedding norm
+  Var stream_start(const Var& e) const;
   mutable std::vector<float> residual_rms_;
   ActivationProbe* probe_ = nullptr;
 };

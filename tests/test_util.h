@@ -5,7 +5,9 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "tensor/random.h"
 #include "tensor/tensor.h"
 
 namespace nl::test {
@@ -48,6 +50,13 @@ inline CloseResult compare(const Tensor& actual, const Tensor& expected, double 
        << atol << ")";
   r.report = os.str();
   return r;
+}
+
+// Token ids int32 (B, T) drawn from gen, each below vocab: a model's input in tests.
+inline Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t vocab) {
+  std::vector<int32_t> v(B * T);
+  for (auto& x : v) x = (int32_t)gen.below((uint32_t)vocab);
+  return Tensor::from_ints(v, {B, T});
 }
 
 }  // namespace nl::test

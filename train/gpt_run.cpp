@@ -39,6 +39,9 @@ std::string model_json(const GPTConfig& m) {
   if (m.block != "pre") os << ", \"block\": \"" << m.block << "\"";
   if (m.norm.bhyt_lambda_attn) os << ", \"bhyt_lambda_attn\": " << *m.norm.bhyt_lambda_attn;
   if (m.norm.bhyt_lambda_mlp) os << ", \"bhyt_lambda_mlp\": " << *m.norm.bhyt_lambda_mlp;
+  if (m.mlp != "gelu") os << ", \"mlp\": \"" << m.mlp << "\"";
+  if (m.emb_scale0 > 0.0f) os << ", \"emb_scale0\": " << m.emb_scale0;
+  if (!m.final_norm.empty()) os << ", \"final_norm\": \"" << m.final_norm << "\"";
   os << "}";
   return os.str();
 }
@@ -274,6 +277,7 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
       std::fflush(stdout);
     }
     result.steps_done = step + 1;
+    if (c.after_step) c.after_step(model, step + 1);
     if (keeper.due(step + 1) || stop_signal()) save_now(step + 1);
     if (stop_signal()) {
       result.end.signal = stop_signal();

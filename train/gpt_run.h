@@ -5,6 +5,7 @@
 //   (train/act_stats.h: per-layer activation statistics on one fixed validation batch,
 //   at step 0 and every act_stats_every steps and at the end; 0: no file)
 #pragma once
+#include <functional>
 #include <string>
 
 #include "nn/gpt.h"
@@ -34,6 +35,10 @@ struct GPTRunConfig {
   int64_t act_stats_every = 100;  // steps between activation statistics (0: none)
   int64_t act_stats_batch = 16;   // sequences of the fixed held-out batch they are taken on
   RunSafety safety;               // periodic checkpoints, keep-last-K, what a NaN/inf does
+  // Called after every training step with the model and the number of steps done; the
+  // studies take their measurements here (a hook must leave the model's mode as it found
+  // it). Unset: nothing. Not part of the run's description.
+  std::function<void(GPT& model, int64_t steps_done)> after_step;
   std::string to_json() const;
 };
 

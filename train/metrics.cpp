@@ -4,6 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include "tensor/ops.h"
+#include "tensor/random.h"
+
 namespace nl {
 
 std::array<double, 3> saturation_fractions(const Tensor& pre_tanh) {
@@ -87,6 +90,32 @@ double effective_rank(const Tensor& x) {
       h -= p * std::log(p);
     }
   return std::exp(h);
+}
+
+static double distance(const Tensor& a, const Tensor& b) {
+  NL_CHECK(a.shape() == b.shape(), "noise_sensitivity: f returned ", describe(b), " for the perturbed input but ",
+           describe(a), " for e");
+  const std::vector<float> va = a.to_vector(), vb = b.to_vector();
+  double s = 0;
+  for (size_t i = 0; i < va.size(); ++i) s += ((double)vb[i] - va[i]) * ((double)vb[i] - va[i]);
+  return std::sqrt(s);
+}
+
+std::vector<double> noise_sensitivity(const std::function<std::vector<Tensor>(const Tensor&)>& f, const Tensor& e,
+                                      float size, int trials, uint64_t seed) {
+  NL_CHECK(size > 0 && trials > 0, "noise_sensitivity: needs size > 0 and trials > 0, got ", size, " and ", trials);
+  const std::vector<Tensor> clean = f(e);
+  std::vector<double> mean(clean.size(), 0.0);
+  Generator gen(seed);
+  for (int t = 0; t < trials; ++t) {
+    const Tensor d = gen.uniform(e.shape(), -size, size);
+    const std::vector<Tensor> noisy = f(add(e, d));
+    NL_CHECK(noisy.size() == clean.size(), "noise_sensitivity: f returned ", noisy.size(), " tensors, then ",
+             clean.size());
+    const double d_norm = distance(Tensor::zeros(d.shape()), d);
+    for (size_t k = 0; k < clean.size(); ++k) mean[k] += distance(clean[k], noisy[k]) / d_norm / trials;
+  }
+  return mean;
 }
 
 }  // namespace nl

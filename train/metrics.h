@@ -1,6 +1,8 @@
 // Statistics of activations used by the regime and depth studies.
 #pragma once
 #include <array>
+#include <functional>
+#include <vector>
 
 #include "tensor/tensor.h"
 
@@ -19,5 +21,13 @@ double effective_rank(const Tensor& x);
 
 // Singular values of X (n, d), largest first (exposed for tests).
 std::vector<double> singular_values(const Tensor& x);
+
+// Noise sensitivity of a map f at e: for each tensor f returns, the mean over `trials`
+// draws of ||f(e + d) - f(e)|| / ||d|| (norms over all elements, in double), d uniform in
+// [-size, size] per element, drawn from a generator seeded with `seed`. A first-order
+// estimate of how much f amplifies small input perturbations: for a linear map
+// f(e) = e W it is ||d W|| / ||d||, exactly c when W is c times an orthogonal matrix.
+std::vector<double> noise_sensitivity(const std::function<std::vector<Tensor>(const Tensor&)>& f, const Tensor& e,
+                                      float size, int trials, uint64_t seed);
 
 }  // namespace nl

@@ -22,6 +22,7 @@
 #include "tests/test_util.h"
 
 using namespace nl;
+using nl::test::random_ids;
 using Catch::Contains;
 
 namespace {
@@ -107,12 +108,6 @@ GPTConfig small_gpt(const std::string& norm, float dropout = 0.0f) {
   c.norm.name = norm;
   c.dropout = dropout;
   return c;
-}
-
-Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t vocab) {
-  std::vector<int32_t> v(B * T);
-  for (auto& x : v) x = (int32_t)gen.below((uint32_t)vocab);
-  return Tensor::from_ints(v, {B, T});
 }
 
 // Every parameter moved off its initialisation, so no centring or norm is trivial:

@@ -18,6 +18,7 @@
 #include "train/optim.h"
 
 using namespace nl;
+using nl::test::random_ids;
 using Catch::Contains;
 
 namespace {
@@ -33,12 +34,6 @@ std::vector<double> to_d(const Tensor& t) {
 Tensor from_d(const std::vector<double>& v, const Shape& shape) {
   std::vector<float> f(v.begin(), v.end());
   return Tensor::from_vector(f, shape);
-}
-
-Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t vocab) {
-  std::vector<int32_t> v(B * T);
-  for (auto& x : v) x = (int32_t)gen.below((uint32_t)vocab);
-  return Tensor::from_ints(v, {B, T});
 }
 
 // y (N, out) = x (N, in) W^T (out, in) + b (out), in double
@@ -432,6 +427,50 @@ TEST_CASE("mlp forward equals plain loops: fc, GELU (tanh form), proj", "[nn]") 
   CHECK_CLOSE(mlp.forward(Var(x)).value(), from_d(y, {1, N, C}), 1e-5, 1e-5);
 }
 
+double silu_naive(double x) { return x / (1.0 + std::exp(-x)); }
+
+TEST_CASE("mlp swiglu forward equals plain loops: fc halves g and u, silu(g) * u, proj", "[nn][swiglu]") {
+  const int64_t C = 6, N = 7, H = 16;  // H = round(8 * 6 / 3)
+  Generator gen(15);
+  MLP mlp(C, gen, 0.02f, false, "swiglu");
+  REQUIRE(mlp.hidden == H);
+  REQUIRE(mlp.fc->out_features == 2 * H);
+  REQUIRE(mlp.proj->in_features == H);
+  mlp.fc->weight.value().copy_from(gen.normal({2 * H, C}, 0.0f, 0.7f));
+  mlp.fc->bias.value().copy_from(gen.normal({2 * H}, 0.0f, 0.5f));
+  mlp.proj->weight.value().copy_from(gen.normal({C, H}, 0.0f, 0.3f));
+  mlp.proj->bias.value().copy_from(gen.normal({C}, 0.0f, 0.3f));
+  Tensor x = gen.normal({1, N, C});
+  auto a = linear_naive(to_d(x), N, C, to_d(mlp.fc->weight.value()), to_d(mlp.fc->bias.value()), 2 * H);
+  std::vector<double> h(N * H);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 0; j < H; ++j) h[n * H + j] = silu_naive(a[n * 2 * H + j]) * a[n * 2 * H + H + j];
+  auto y = linear_naive(h, N, H, to_d(mlp.proj->weight.value()), to_d(mlp.proj->bias.value()), C);
+  CHECK_CLOSE(mlp.forward(Var(x)).value(), from_d(y, {1, N, C}), 1e-5, 1e-5);
+  // hidden sizes round 8C/3 to the nearest integer: about the GELU MLP's 8 C^2 weights
+  Generator g2(1);
+  CHECK(MLP(128, g2, 0.02f, false, "swiglu").hidden == 341);
+  CHECK(MLP(8, g2, 0.02f, false, "swiglu").hidden == 21);
+  CHECK_THROWS_WITH(MLP(8, g2, 0.02f, false, "relu"), Catch::Contains("unknown MLP kind 'relu'"));
+}
+
+TEST_CASE("mlp swiglu gradients with respect to the input and every parameter (gradcheck)", "[nn][swiglu]") {
+  Generator gen(16);
+  MLP mlp(8, gen, 0.02f, false, "swiglu");
+  mlp.fc->weight.value().copy_from(gen.normal({2 * mlp.hidden, 8}, 0.0f, 0.5f));
+  mlp.fc->bias.value().copy_from(gen.normal({2 * mlp.hidden}, 0.0f, 0.5f));
+  mlp.proj->weight.value().copy_from(gen.normal({8, mlp.hidden}, 0.0f, 0.3f));
+  CHECK_GRADCHECK(gradcheck([&](const std::vector<Var>& v) { return mlp.forward(v[0]); }, {gen.normal({2, 3, 8})}));
+  CHECK_GRADCHECK(gradcheck(
+      [&](const std::vector<Var>& v) {
+        Var a = ag::add(ag::matmul(v[0], v[1], false, true), v[2]);
+        Var g = ag::slice(a, 2, 0, mlp.hidden), u = ag::slice(a, 2, mlp.hidden, 2 * mlp.hidden);
+        return ag::add(ag::matmul(ag::mul(ag::silu(g), u), v[3], false, true), v[4]);
+      },
+      {gen.normal({2, 3, 8}), mlp.fc->weight.value(), mlp.fc->bias.value(), mlp.proj->weight.value(),
+       gen.normal({8}, 0.0f, 0.3f)}));
+}
+
 // ------------------------------------------------------------------------- GPT
 
 TEST_CASE("gpt is causal for every norm: changing a future token leaves earlier logits alone", "[nn]") {
@@ -627,8 +666,7 @@ namespace {
 // Finite-difference check of d loss / d p for selected elements of every parameter:
 // the largest-|grad| element and a few random ones (all of a small parameter).
 // p.value() is perturbed in place and the loss recomputed without a graph.
-void check_gpt_gradients(const std::string& norm) {
-  GPTConfig c = tiny_config(norm);  // vocab 16, dim 8, heads 2, 1 layer, seq 4
+void check_gpt_gradients(const GPTConfig& c, const std::string& label) {
   Generator gen(31);
   GPT model(c, gen);
   scramble(model, gen);
@@ -636,8 +674,12 @@ void check_gpt_gradients(const std::string& norm) {
   model.zero_grad();
   model.loss(ids, targets).backward();
   const int checked = nl::test::check_parameter_gradients(
-      model, [&] { return loss_of(model, ids, targets); }, gen, 5, "norm " + norm);
+      model, [&] { return loss_of(model, ids, targets); }, gen, 5, label);
   CHECK(checked > 50);
+}
+
+void check_gpt_gradients(const std::string& norm) {
+  check_gpt_gradients(tiny_config(norm), "norm " + norm);  // vocab 16, dim 8, heads 2, 1 layer, seq 4
 }
 
 }  // namespace
@@ -649,6 +691,64 @@ TEST_CASE("gpt gradients of a tiny GPT match finite differences: dyt", "[nn]") {
 TEST_CASE("gpt gradients of a tiny GPT match finite differences: bhyt", "[nn]") { check_gpt_gradients("bhyt"); }
 TEST_CASE("gpt gradients of a tiny GPT match finite differences: bhyt-exact", "[nn]") {
   check_gpt_gradients("bhyt-exact");
+}
+TEST_CASE("gpt gradients match finite differences: dyt with swiglu, embedding scale, ln final norm",
+          "[nn][swiglu]") {
+  GPTConfig c = tiny_config("dyt");
+  c.mlp = "swiglu";
+  c.emb_scale0 = 2.5f;
+  c.final_norm = "ln";
+  check_gpt_gradients(c, "dyt + swiglu + emb_scale + final ln");
+  c.norm.name = "ln";
+  c.final_norm = "";
+  check_gpt_gradients(c, "ln + swiglu + emb_scale");
+}
+
+TEST_CASE("gpt options: the embedding scale multiplies the stream, the final norm and MLP are the ones asked for",
+          "[nn][swiglu]") {
+  GPTConfig c = tiny_config("dyt");
+  Generator g1(5), g2(5);
+  GPT plain(c, g1);
+  c.emb_scale0 = 3.0f;
+  c.final_norm = "rms";
+  c.mlp = "swiglu";
+  GPT opt(c, g2);
+  REQUIRE(opt.emb_scale.defined());
+  CHECK(opt.emb_scale.value().item() == 3.0f);
+  CHECK(!plain.emb_scale.defined());
+  CHECK(dynamic_cast<RMSNorm*>(opt.ln_f.get()) != nullptr);
+  CHECK(dynamic_cast<DyT*>(plain.ln_f.get()) != nullptr);
+  CHECK(opt.blocks[0]->mlp->kind == "swiglu");
+  // the parameters of the plain model keep their names and order; emb_scale is added
+  std::vector<std::string> with, without;
+  for (const auto& [name, p] : opt.named_parameters())
+    if (name != "emb_scale") with.push_back(name);
+  for (const auto& [name, p] : plain.named_parameters()) without.push_back(name);
+  CHECK(with.size() + 1 == opt.named_parameters().size());
+  c.mlp = "gelu";
+  c.final_norm = "";
+  Generator g3(5);
+  std::vector<std::string> scaled;
+  for (const auto& [name, p] : GPT(c, g3).named_parameters())
+    if (name != "emb_scale") scaled.push_back(name);
+  CHECK(scaled == without);
+  // the stream entering block 1 is 3 times the embedding sum
+  struct Probe : ActivationProbe {
+    Tensor resid0;
+    void record(int64_t layer, const std::string& site, const Tensor& v) override {
+      if (layer == 0 && site == "resid") resid0 = v;
+    }
+  } probe;
+  opt.blocks[0]->probe = &probe;
+  Tensor ids = random_ids(g1, 2, 4, 16);
+  NoGradGuard ng;
+  opt.forward(ids);
+  CHECK_CLOSE(probe.resid0, mul_scalar(opt.embed(ids).value(), 3.0f), 1e-6, 1e-7);
+  c.emb_scale0 = -1.0f;
+  CHECK_THROWS_WITH(c.validate(), Catch::Contains("--emb-scale"));
+  c.emb_scale0 = 0.0f;
+  c.final_norm = "batchnorm";
+  CHECK_THROWS_WITH(c.validate(), Catch::Contains("batchnorm"));
 }
 
 // ------------------------------------------------------------- LN = CBWC + RMS

@@ -13,6 +13,7 @@
 #include "tests/test_util.h"
 
 using namespace nl;
+using nl::test::random_ids;
 using Catch::Contains;
 
 namespace {
@@ -32,13 +33,6 @@ std::vector<std::string> names_of(const Module& m) {
   std::vector<std::string> out;
   for (const auto& [name, p] : m.named_parameters()) out.push_back(name);
   return out;
-}
-
-// ids (B, T) int32 drawn from gen, values below vocab
-Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t vocab) {
-  std::vector<int32_t> v(B * T);
-  for (auto& x : v) x = (int32_t)gen.below((uint32_t)vocab);
-  return Tensor::from_ints(v, {B, T});
 }
 
 }  // namespace

@@ -205,3 +205,43 @@ TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched check
     CHECK(fs::exists(d + "/sample.txt"));
   }
 }
+
+TEST_CASE("train_gpt cli: the regime options reject bad values in one line", "[cli]") {
+  if (!program_built()) return;
+  Fixture f;
+  expect_error("--mlp relu " + kTiny, f.out, {"relu", "gelu", "swiglu"}, f.tmp);
+  expect_error("--emb-scale big " + kTiny, f.out, {"--emb-scale", "big"}, f.tmp);
+  expect_error("--emb-scale -2 " + kTiny, f.out, {"--emb-scale"}, f.tmp);
+  expect_error("--final-norm batch " + kTiny, f.out, {"batch"}, f.tmp);
+  expect_error("--norm ln --screen-dyt --steps 4 --screen-steps 2 " + kTiny, f.out, {"dyt"}, f.tmp);
+}
+
+TEST_CASE("train_gpt --screen-dyt and screen_dyt stop at the screening step with the verdict", "[cli]") {
+  if (!program_built() || !have_fortunes()) return;
+  TempDir tmp;
+  const std::string out = tmp.sub("out");
+  RunResult r = run("--norm dyt --emb-scale sqrt --mlp swiglu --screen-dyt --steps 4 --screen-steps 2 " + kTiny +
+                        " --out " + out,
+                    tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("screening at step 2") && Contains("verdict:") && Contains("weak evidence"));
+  CHECK(fs::exists(out + "/checkpoint.safetensors"));
+  // the screened run goes on to its end with --resume
+  RunResult resumed = run("--norm dyt --emb-scale sqrt --mlp swiglu --steps 4 --resume " + kTiny + " --out " + out, tmp);
+  CHECK(resumed.code == 0);
+  CHECK_THAT(resumed.out, Contains("done: 4 steps"));
+
+  const std::string screen = NL_BUILD_DIR "/screen_dyt";
+  RunResult help = run_program(screen, "--help", tmp);
+  CHECK(help.code == 0);
+  CHECK_THAT(help.out, Contains("0.43") && Contains("--screen-steps") && Contains("--emb-scale"));
+  RunResult s = run_program(screen, "--steps 4 --screen-steps 2 " + kTiny + " --out " + tmp.sub("s"), tmp);
+  INFO("screen_dyt stdout: " << s.out << "\nstderr: " << s.err);
+  CHECK(s.code == 0);
+  CHECK_THAT(s.out, Contains("verdict:"));
+  RunResult bad = run_program(screen, "--steps 4 --screen-steps 9 " + kTiny + " --out " + tmp.sub("b"), tmp);
+  CHECK(bad.code == 2);
+  CHECK(count_lines(bad.err) == 1);
+  CHECK_THAT(bad.err, Contains("--steps 4"));
+}

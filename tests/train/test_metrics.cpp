@@ -84,3 +84,51 @@ TEST_CASE("saturation fractions match the Gaussian tails of NORMS.md", "[metrics
   CHECK(std::fabs(f[0] - 0.31731) < 5 * std::sqrt(0.31731 * 0.68269 / n));
   CHECK(std::fabs(f[2] - 0.0026998) < 5 * std::sqrt(0.0027 / n));
 }
+
+namespace {
+
+// f(e) = e W for e (N, d) and W (d, d) row-major in double.
+Tensor times(const Tensor& e, const std::vector<double>& w, int64_t d) {
+  const std::vector<float> v = e.to_vector();
+  const int64_t n = (int64_t)v.size() / d;
+  std::vector<float> out(n * d, 0.0f);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < d; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < d; ++k) acc += v[r * d + k] * w[k * d + j];
+      out[r * d + j] = (float)acc;
+    }
+  return Tensor::from_vector(out, e.shape());
+}
+
+}  // namespace
+
+TEST_CASE("noise sensitivity of c times an orthogonal map is c; of a constant map 0", "[metrics]") {
+  // ||d (c Q)|| = c ||d|| for every d, so every draw gives exactly c
+  const int64_t d = 10;
+  Generator gen(3);
+  std::vector<double> q = random_orthogonal(d, gen), q2 = q, q05 = q;
+  for (double& v : q2) v *= 2.0;
+  for (double& v : q05) v *= 0.5;
+  Tensor e = gen.normal({6, d});
+  auto f = [&](const Tensor& x) { return std::vector<Tensor>{times(x, q2, d), times(x, q05, d), Tensor::ones({3})}; };
+  auto s = noise_sensitivity(f, e, 0.01f, 4, 9);
+  REQUIRE(s.size() == 3);
+  CHECK(s[0] == Approx(2.0).epsilon(1e-3));
+  CHECK(s[1] == Approx(0.5).epsilon(1e-3));
+  CHECK(s[2] == 0.0);
+  CHECK_THROWS_WITH(noise_sensitivity(f, e, 0.0f, 4, 9), Catch::Contains("size > 0"));
+}
+
+TEST_CASE("noise sensitivity of a diagonal map is the RMS of its diagonal", "[metrics]") {
+  // d uniform and independent per element: E ||d diag(a)||^2 / E ||d||^2 = mean(a^2), and
+  // with 20 000 elements the ratio of norms concentrates at sqrt(mean(a^2)) = sqrt(2.5)
+  const int64_t d = 4;
+  std::vector<double> w(d * d, 0.0);
+  const double a[d] = {0.5, 1.0, 1.5, 2.5};  // mean of squares (0.25 + 1 + 2.25 + 6.25) / 4 = 2.4375
+  for (int64_t i = 0; i < d; ++i) w[i * d + i] = a[i];
+  Generator gen(4);
+  Tensor e = gen.normal({5000, d});
+  auto s = noise_sensitivity([&](const Tensor& x) { return std::vector<Tensor>{times(x, w, d)}; }, e, 0.01f, 3, 5);
+  CHECK(s[0] == Approx(std::sqrt(2.4375)).epsilon(0.01));
+}

@@ -12,29 +12,9 @@
 #include "tensor/threads.h"
 #include "train/args.h"
 #include "train/gpt_run.h"
+#include "train/study.h"
 
 using namespace nl;
-
-namespace {
-
-// (step, val_loss) pairs from a run's log.csv
-std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path) {
-  std::vector<std::pair<int64_t, std::string>> out;
-  std::ifstream in(log_path);
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string step, train, val;
-    std::getline(ss, step, ',');
-    std::getline(ss, train, ',');
-    std::getline(ss, val, ',');
-    if (!val.empty()) out.emplace_back(std::atoll(step.c_str()), val);
-  }
-  return out;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   prefer_spinning_threads(argv);

@@ -31,6 +31,7 @@
 
 #include "tensor/threads.h"
 #include "train/args.h"
+#include "train/study.h"
 #include "train/vit_run.h"
 
 extern char** environ;
@@ -62,23 +63,8 @@ std::vector<double> json_array(const std::string& json, const std::string& key) 
   auto at = json.find(needle);
   if (at == std::string::npos) return out;
   auto end = json.find(']', at);
-  for (const auto& part : split_list(json.substr(at + needle.size(), end - at - needle.size()), ','))
+  for (const auto& part : split_list(json.substr(at + needle.size(), end - at - needle.size())))
     out.push_back(std::strtod(part.c_str(), nullptr));
-  return out;
-}
-
-// (step, val_acc) pairs from a run's log.csv (columns step, epoch, train_loss, val_loss, val_acc, ...)
-std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path) {
-  std::vector<std::pair<int64_t, std::string>> out;
-  std::ifstream in(log_path);
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string cells[5];
-    for (auto& c : cells) std::getline(ss, c, ',');
-    if (!cells[4].empty()) out.emplace_back(std::atoll(cells[0].c_str()), cells[4]);
-  }
   return out;
 }
 
@@ -310,7 +296,7 @@ int main(int argc, char** argv) {
 
     std::map<int64_t, std::map<std::string, std::string>> curves;
     for (const auto& n : norms)
-      for (const auto& [step, v] : val_curve(out + "/" + n + "/log.csv")) curves[step][n] = v;
+      for (const auto& [step, v] : val_curve(out + "/" + n + "/log.csv", 4)) curves[step][n] = v;
     std::ofstream va(out + "/val_acc.csv");
     va << "step";
     for (const auto& n : norms) va << "," << n;
