@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "tensor/error.h"
@@ -24,6 +25,9 @@ namespace nl::dist {
 namespace {
 
 int g_rank = 0, g_size = 1;
+// NL_DIST_ALWAYS=1: a 1-rank run still goes through the collectives (MPI, NCCL), so that
+// one machine with one GPU can check the NCCL path (docs/distributed.md)
+bool g_always = false;
 double g_allreduce_s = 0;
 
 double now_s() {
@@ -99,6 +103,8 @@ void init(int* argc, char*** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   if (g_size > 1 && !g_watchdog_started.exchange(true)) std::thread(watchdog_loop).detach();
+  const char* always = std::getenv("NL_DIST_ALWAYS");
+  g_always = always && std::string(always) == "1";
 #endif
 #ifdef NL_NCCL
   // one rank per GPU: the ranks on one host take its GPUs in turn
@@ -138,7 +144,7 @@ const char* backend() {
 void allreduce_mean(Tensor& buffer) {
   NL_CHECK(buffer.dtype() == DType::F32 && buffer.is_contiguous(), "allreduce_mean: needs a contiguous float32 ",
            "tensor, got ", describe(buffer));
-  if (g_size == 1) return;
+  if (g_size == 1 && !g_always) return;
   const double t0 = now_s();
   InCollective scope("the gradient all-reduce");
 #ifdef NL_NCCL

@@ -28,6 +28,8 @@ const char* backend();
 // In place: every rank's buffer becomes the element-wise mean over the ranks. CPU
 // tensors go through MPI_Allreduce, CUDA tensors through NCCL (CUDA + MPI build).
 // The tensor must be contiguous float32. Time spent here adds to allreduce_seconds().
+// With one rank it returns at once, unless NL_DIST_ALWAYS=1 (an MPI build): then the
+// collective runs anyway, to check the MPI or NCCL path on one machine or one GPU.
 void allreduce_mean(Tensor& buffer);
 double allreduce_mean(double value);
 // The largest of the ranks' values (a stop signal seen by any rank stops all of them).

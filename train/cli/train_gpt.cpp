@@ -123,8 +123,11 @@ int run(int argc, char** argv) {
     dist::set_collective_timeout(dist_timeout);
     install_stop_signals();
     GPTRunResult r = run_gpt(c);
+    if (!dist::is_lead()) {  // the lead alone explains; every rank exits with the same code
+      if (r.end.signal) return 128 + r.end.signal;
+      return r.end.fault.empty() && !r.diverged ? 0 : 1;
+    }
     if (const int code = report_run_end("train_gpt", r.end)) return code;
-    if (!dist::is_lead()) return r.diverged ? 1 : 0;
     if (!r.act_stats.empty() && !c.quiet)
       std::printf("activation statistics at step %lld (fixed validation batch; act_stats.csv has every %lld steps; "
                   "taking them cost %.2f s of the run's %.1f s):\n%s",
