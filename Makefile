@@ -9,6 +9,8 @@
 #   make demo       the main job: train the demo GPT with the five norms and compare them
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
+#          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
+#          NCCL: docs/distributed.md),
 #          THREADS=N for demo/bench, OPENBLAS_DIR=dir (OpenBLAS and Catch2 unpacked from
 #          .deb files, for machines without them: scripts/gpu-check.sh).
 
@@ -55,6 +57,9 @@ endif
 ifeq ($(CUDA),1)
   BUILD := $(BUILD)-cuda
 endif
+ifeq ($(MPI),1)
+  BUILD := $(BUILD)-mpi
+endif
 
 CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
 ifeq ($(HAVE_OPENMP),yes)
@@ -88,6 +93,22 @@ ifeq ($(CUDA),1)
 else
   LIB_SRCS += tensor/cuda/stub.cpp
 endif
+# MPI=1: OpenMPI's compile and link flags as its wrapper compiler reports them (only
+# train/distributed.cpp uses them); with CUDA=1 also NCCL for the device buffers.
+ifeq ($(MPI),1)
+  MPICXX ?= mpicxx
+  MPI_COMPILE := $(shell $(MPICXX) --showme:compile 2>/dev/null)
+  MPI_LINK := $(shell $(MPICXX) --showme:link 2>/dev/null)
+  ifeq ($(MPI_LINK),)
+    $(error MPI=1 needs OpenMPI's mpicxx (apt-get install libopenmpi-dev openmpi-bin))
+  endif
+  LDFLAGS += $(MPI_LINK)
+  $(BUILD)/train/distributed.o: CXXFLAGS += -DNL_MPI $(MPI_COMPILE)
+  ifeq ($(CUDA),1)
+    $(BUILD)/train/distributed.o: CXXFLAGS += -DNL_NCCL -I$(CUDA_HOME)/include
+    LDLIBS += -lnccl
+  endif
+endif
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 LIB := $(BUILD)/libnormlab.a
 
@@ -106,7 +127,7 @@ TEST_BIN := $(BUILD)/run_tests
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
-	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)$(if $(OPENBLAS_DIR), from $(OPENBLAS_DIR))  OpenMP: $(or $(HAVE_OPENMP),no) ($(if $(OPENBLAS_OMP),OpenMP,pthread) OpenBLAS)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)$(if $(filter 1,$(CUDA)), GPU_ARCH=$(GPU_ARCH))"
+	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)$(if $(OPENBLAS_DIR), from $(OPENBLAS_DIR))  OpenMP: $(or $(HAVE_OPENMP),no) ($(if $(OPENBLAS_OMP),OpenMP,pthread) OpenBLAS)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)$(if $(filter 1,$(CUDA)), GPU_ARCH=$(GPU_ARCH))  MPI=$(or $(MPI),0)"
 
 deps:
 	@bash scripts/install-deps.sh
@@ -152,6 +173,9 @@ test: deps
 	@$(MAKE) --no-print-directory info
 	@bash scripts/check-layers.sh
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BIN) $(CLIS)
+	@# the [mpi] tests run $(BUILD)-mpi/train_gpt: kept up to date once `make MPI=1` made it
+	@if [ "$(MPI)" != 1 ] && [ -d $(BUILD)-mpi ] && command -v mpicxx >/dev/null; then \
+	  $(MAKE) --no-print-directory -j$(NPROC) MPI=1 $(BUILD)-mpi/train_gpt; fi
 	@bash scripts/run-tests.sh $(TEST_BIN) "$(FILTER)"
 
 test-asan: deps

@@ -2,7 +2,10 @@
 # Installs the Debian packages normlab needs, only those missing. Cheap when all are
 # present (one dpkg-query), so `make test` and `make demo` call it every time.
 set -euo pipefail
+# `install-deps.sh mpi` adds OpenMPI for the data-parallel build (make MPI=1); the plain
+# build and `make test` never need it (the [mpi] tests skip without it).
 packages=(g++ make libopenblas-dev libopenblas-openmp-dev catch2 zlib1g-dev fortunes dataset-fashion-mnist gnuplot-nox)
+[ "${1:-}" = mpi ] && packages+=(openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,6 +16,7 @@
 #include "tensor/threads.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_keeper.h"
+#include "train/distributed.h"
 #include "train/flag_checks.h"
 #include "train/optim.h"
 #include "train/run_log.h"
@@ -85,6 +86,8 @@ void check_run_config(const GPTRunConfig& c) {
   NL_CHECK(c.act_stats_every >= 0 && c.act_stats_batch > 0,
            "--act-stats-every must be >= 0 and the act-stats batch positive");
   c.safety.validate();
+  NL_CHECK(c.batch % dist::world_size() == 0, "--batch ", c.batch, " (the global batch) must divide by the ",
+           dist::world_size(), " ranks");
   NL_CHECK(c.train_bytes == -1 || c.train_bytes > c.model.context, "--train-bytes must exceed the sequence length ",
            c.model.context);
   check_shared_run_flags({c.model.layers, c.model.dim, c.model.heads, c.batch, c.warmup, c.eval_every, c.threads,
@@ -144,6 +147,12 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   check_run_config(c);
   set_num_threads(c.threads);
   const int64_t T = c.model.context;
+  // Data parallel (train/distributed.h): every rank draws the same global batch and
+  // trains on its own rows of it, so the union over ranks is the single-process batch
+  // and the batch generator (saved in checkpoints) stays the same on every rank. Only
+  // the lead rank writes files, evaluates and prints.
+  const bool lead = dist::is_lead();
+  const int64_t shard = c.batch / dist::world_size(), shard_start = shard * dist::rank();
 
   TextData data = load_fortunes(c.data_dir, c.train_bytes);
   NL_CHECK((int64_t)data.val.size() > T, "validation text of ", data.val.size(), " bytes is too short for --seq ", T);
@@ -178,15 +187,21 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     }
     NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);
   }
+  // the same seed (or checkpoint) already gave every rank the same parameters; the
+  // broadcast makes that a guarantee rather than an assumption
+  dist::broadcast(flat.values, 0);
+  dist::barrier();  // every rank has read the checkpoint before the lead may write one
 
-  // every input is valid: from here on files are written
-  create_out_dir(c.out_dir);
-  write_text_file(c.out_dir + "/config.json", c.to_json());
+  // every input is valid: from here on files are written (by the lead rank)
+  if (lead) create_out_dir(c.out_dir);
+  if (lead) write_text_file(c.out_dir + "/config.json", c.to_json());
   CheckpointKeeper keeper(c.out_dir, c.safety.checkpoints);
-  keeper.prepare(c.resume, start_step);
+  if (lead) keeper.prepare(c.resume, start_step);
+  int64_t last_checkpoint = c.resume ? start_step : -1;  // every rank's view of keeper.last_step()
   std::string header = "step,train_loss,val_loss,lr,grad_norm,tok_per_s";
   for (int64_t l = 0; l <= c.model.layers; ++l) header += ",rms_" + std::to_string(l);
-  CsvLog log(log_path, header, c.resume ? start_step : -1);
+  std::unique_ptr<CsvLog> log;
+  if (lead) log = std::make_unique<CsvLog>(log_path, header, c.resume ? start_step : -1);
 
   GPTRunResult result;
   result.steps_done = start_step;
@@ -199,14 +214,16 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     stats_file->flush();
     result.act_stats_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  if (c.act_stats_every > 0) {
+  if (c.act_stats_every > 0 && lead) {
     stats_file = std::make_unique<CsvLog>(stats_path, act_stats_header(), c.resume ? start_step : -1);
     if (start_step == 0) take_act_stats(0);
   }
   // the logs reach the OS before the checkpoint of their last step exists: a resumed
   // run finds every row up to its checkpoint
   auto save_now = [&](int64_t step) {
-    log.flush();
+    last_checkpoint = step;
+    if (!lead) return;
+    log->flush();
     if (stats_file) stats_file->flush();
     std::map<std::string, std::string> metadata = {{"model", model_json(c.model)},
                                                    {"config", c.to_json()},
@@ -218,7 +235,8 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   };
   NonFiniteGuard guard(c.safety.on_nonfinite);
 
-  const bool tty = !c.quiet && isatty(fileno(stdout));
+  const bool quiet = c.quiet || !lead;
+  const bool tty = !quiet && isatty(fileno(stdout));
   const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
   std::vector<double> step_times;
   Tensor x, y;
@@ -228,11 +246,14 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
     batcher.next(c.batch, x, y);
     flat.grads.fill_(0.0f);
-    Var loss = model.loss(x.to(device), y.to(device));
-    // the training forward's, before an evaluation's forwards replace them
+    Var loss = model.loss(x.slice(0, shard_start, shard_start + shard).to(device),
+                          y.slice(0, shard_start, shard_start + shard).to(device));
+    // the training forward's, before an evaluation's forwards replace them (the lead's shard)
     const std::vector<float> residual_rms = model.residual_rms();
     loss.backward();
-    const float train_loss = loss.item();
+    // equal shards: the mean of the ranks' mean losses and gradients is the global batch's
+    dist::allreduce_mean(flat.grads);
+    const float train_loss = (float)dist::allreduce_mean((double)loss.item());
     // a NaN/inf stops the run here, before the parameters change, or skips the step
     const std::optional<float> grad_norm =
         guarded_step(guard, step + 1, train_loss, flat, optim, lr, c.clip, result.end);
@@ -246,7 +267,7 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
 
     const bool last = step + 1 == end_step;
     float val_loss = NAN;
-    if ((step + 1) % c.eval_every == 0 || last) val_loss = evaluate(model, val_batches);
+    if (lead && ((step + 1) % c.eval_every == 0 || last)) val_loss = evaluate(model, val_batches);
     result.final_train_loss = train_loss;
     if (!std::isnan(val_loss)) result.final_val_loss = val_loss;
     result.residual_rms = residual_rms;
@@ -257,7 +278,7 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
     if (!std::isnan(val_loss)) row << val_loss;
     row << "," << lr << "," << *grad_norm << "," << (int64_t)tok_s;
     for (float r : residual_rms) row << "," << r;
-    log.row(row.str());
+    if (lead) log->row(row.str());
     // at the schedule's end, not at a --stop-after: a resumed run's file then equals an uninterrupted one's
     if (stats_file && ((step + 1) % c.act_stats_every == 0 || step + 1 == c.steps)) take_act_stats(step + 1);
 
@@ -272,25 +293,28 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
       std::printf("\r%s\033[K", line);
       if (!std::isnan(val_loss)) std::printf("\n");
       std::fflush(stdout);
-    } else if (!c.quiet && (!std::isnan(val_loss) || (step + 1) % 50 == 0)) {
+    } else if (!quiet && (!std::isnan(val_loss) || (step + 1) % 50 == 0)) {
       std::printf("%s\n", line);
       std::fflush(stdout);
     }
     result.steps_done = step + 1;
     if (c.after_step) c.after_step(model, step + 1);
-    if (keeper.due(step + 1) || stop_signal()) save_now(step + 1);
-    if (stop_signal()) {
-      result.end.signal = stop_signal();
+    // a signal that reached one rank stops all of them at the same step
+    const int signal = dist::allreduce_max(stop_signal());
+    if (keeper.due(step + 1) || signal) save_now(step + 1);
+    if (signal) {
+      result.end.signal = signal;
       break;
     }
   }
-  log.flush();
+  if (lead) log->flush();
 
   // the end's checkpoint; after a fault the last good one stays as it is
-  if (result.end.fault.empty() && keeper.last_step() != result.steps_done) save_now(result.steps_done);
-  result.end.checkpoint_step = keeper.last_step();
+  if (result.end.fault.empty() && last_checkpoint != result.steps_done) save_now(result.steps_done);
+  result.end.checkpoint_step = last_checkpoint;
   result.end.checkpoint_path = ckpt;
-  if (result.steps_done == c.steps)
+  result.allreduce_s = dist::allreduce_seconds();
+  if (lead && result.steps_done == c.steps)
     write_text_file(c.out_dir + "/sample.txt", sample_text(model, c.sample_bytes, c.temperature, c.top_k, c.seed + 3));
   // median over the steps after the first, whose allocations warm the caches
   std::vector<double> times(step_times.begin() + (step_times.size() > 1 ? 1 : 0), step_times.end());

@@ -52,6 +52,7 @@ struct GPTRunResult {
   std::vector<ActStat> act_stats;        // the last activation statistics taken (empty: none)
   double wall_s = 0;                     // the whole run, setup to sample
   double act_stats_s = 0;                // of which taking activation statistics
+  double allreduce_s = 0;                // of which averaging gradients over ranks (train/distributed.h)
 };
 
 // Validates everything (config, data, a resumed checkpoint) before writing any file;
