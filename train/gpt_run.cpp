@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "autograd/ops.h"
