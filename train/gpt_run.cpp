@@ -199,8 +199,8 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   // the logs reach the OS before the checkpoint of their last step exists: a resumed
   // run finds every row up to its checkpoint
   auto save_now = [&](int64_t step) {
-    log.flush();
-    if (stats_file) stats_file->flush();
+    log.sync();
+    if (stats_file) stats_file->sync();
     std::map<std::string, std::string> metadata = {{"model", model_json(c.model)},
                                                    {"config", c.to_json()},
                                                    {"dropout_generator", encode_state(model.dropout_gen.state())}};

@@ -121,6 +121,15 @@ TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as 
     const int64_t latest = check_whole_checkpoints(killed, every, keep, steps);
     CHECK(latest >= last_latest);  // never goes back
     last_latest = latest;
+    // the log holds every step up to the checkpoint, whole and in order (a kill while a
+    // resumed run rewrote it in place used to lose them)
+    const auto rows = read_csv_rows(killed + "/log.csv");
+    CHECK((int64_t)rows.size() > latest);
+    for (int64_t i = 1; i <= latest && i < (int64_t)rows.size(); ++i) {
+      INFO("log row " << i);
+      REQUIRE(rows[i].size() == rows[0].size());
+      REQUIRE(rows[i][0] == std::to_string(i));
+    }
   }
   CHECK(kills_landed >= 3);
   REQUIRE(finished);
