@@ -64,6 +64,14 @@ void CheckpointKeeper::prepare(bool resume, int64_t start_step) {
   for (int64_t s : history_steps())
     if (!resume || s > start_step) std::remove(history_path(s).c_str());
   last_step_ = resume ? start_step : -1;
+  prune(start_step);  // a kill between keeping a file and pruning left one too many
+}
+
+void CheckpointKeeper::prune(int64_t newest) {
+  std::vector<int64_t> history = history_steps();
+  history.erase(std::remove(history.begin(), history.end(), newest), history.end());
+  const size_t keep_history = (size_t)(policy_.keep - 1);
+  for (size_t i = 0; i + keep_history < history.size(); ++i) std::remove(history_path(history[i]).c_str());
 }
 
 void CheckpointKeeper::save(int64_t step, const std::function<void(const std::string&)>& write) {
@@ -81,10 +89,7 @@ void CheckpointKeeper::save(int64_t step, const std::function<void(const std::st
   }
   write(latest);
   last_step_ = step;
-  std::vector<int64_t> history = history_steps();
-  history.erase(std::remove(history.begin(), history.end(), step), history.end());
-  const size_t keep_history = (size_t)(policy_.keep - 1);
-  for (size_t i = 0; i + keep_history < history.size(); ++i) std::remove(history_path(history[i]).c_str());
+  prune(step);
 }
 
 }  // namespace nl

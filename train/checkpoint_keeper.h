@@ -41,6 +41,7 @@ class CheckpointKeeper {
   std::vector<int64_t> history_steps() const;  // ascending
 
  private:
+  void prune(int64_t newest);  // deletes all but the newest keep - 1 history files (not `newest`'s)
   std::string dir_;
   CheckpointPolicy policy_;
   int64_t last_step_ = -1;

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "autograd/ops.h"
@@ -223,8 +223,8 @@ GPTRunResult run_gpt(const GPTRunConfig& c) {
   auto save_now = [&](int64_t step) {
     last_checkpoint = step;
     if (!lead) return;
-    log->flush();
-    if (stats_file) stats_file->flush();
+    log->sync();
+    if (stats_file) stats_file->sync();
     std::map<std::string, std::string> metadata = {{"model", model_json(c.model)},
                                                    {"config", c.to_json()},
                                                    {"dropout_generator", encode_state(model.dropout_gen.state())}};

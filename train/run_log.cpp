@@ -1,5 +1,7 @@
 #include "train/run_log.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -45,22 +47,33 @@ void create_out_dir(const std::string& dir) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) fail("cannot write ", path, ": ", std::strerror(errno));
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) fail("cannot write ", tmp, ": ", std::strerror(errno));
   errno = 0;
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
-  const int err = errno;
-  if (std::fclose(f) != 0 || !written) fail("writing ", path, " failed: ", std::strerror(err ? err : errno ? errno : EIO));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+  int err = errno;
+  ok = std::fclose(f) == 0 && ok;
+  if (!err) err = errno;
+  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    std::remove(tmp.c_str());
+    fail("writing ", tmp, " failed: ", std::strerror(err ? err : EIO));
+  }
 }
 
 CsvLog::CsvLog(const std::string& path, const std::string& header, int64_t keep_until_step) : path_(path) {
-  std::vector<std::string> kept;
-  if (keep_until_step >= 0) kept = complete_rows_until(path, keep_until_step);
-  f_ = std::fopen(path.c_str(), "w");
+  // the kept rows go to a new file that replaces the old one by rename: a kill while
+  // it is written leaves the old log whole (rewriting in place lost rows that way)
+  std::string text = header + "\n";
+  if (keep_until_step >= 0)
+    for (const auto& r : complete_rows_until(path, keep_until_step)) text += r + "\n";
+  write_text_file(path, text);
+  f_ = std::fopen(path.c_str(), "a");
   if (!f_) fail("cannot write ", path, ": ", std::strerror(errno));
-  row(header);
-  for (const auto& r : kept) row(r);
-  flush();
 }
 
 CsvLog::~CsvLog() {
@@ -79,6 +92,11 @@ void CsvLog::row(const std::string& line) {
 void CsvLog::flush() {
   errno = 0;
   if (std::fflush(f_) != 0 || std::ferror(f_)) write_failed(errno);
+}
+
+void CsvLog::sync() {
+  flush();
+  if (fsync(fileno(f_)) != 0) write_failed(errno);
 }
 
 }  // namespace nl

@@ -17,13 +17,15 @@ std::vector<std::string> complete_rows_until(const std::string& path, int64_t st
 
 // Creates the folder (and its parents); throws naming it and the reason when it cannot.
 void create_out_dir(const std::string& dir);
-// Writes a whole small file (config.json, sample.txt, ...); throws when any write fails.
+// Writes a whole small file (config.json, sample.txt, ...) atomically: to path + ".tmp",
+// fsynced, renamed over path. Throws naming the file when any step fails.
 void write_text_file(const std::string& path, const std::string& text);
 
 class CsvLog {
  public:
-  // Creates path with `header`, then the rows of the old file up to keep_until_step
-  // (complete_rows_until) when keep_until_step >= 0. Throws when it cannot be written.
+  // Replaces path, atomically, by `header` and the rows of the old file up to
+  // keep_until_step (complete_rows_until) when keep_until_step >= 0, then appends to it.
+  // Throws when it cannot be written.
   CsvLog(const std::string& path, const std::string& header, int64_t keep_until_step = -1);
   ~CsvLog();
   CsvLog(const CsvLog&) = delete;
@@ -31,6 +33,7 @@ class CsvLog {
 
   void row(const std::string& line);  // appends line and a newline
   void flush();                       // hands the rows to the OS; throws on a failed write
+  void sync();                        // flush(), then to the disk (before a checkpoint)
   std::FILE* file() { return f_; }    // for writers that print into it (write_act_stats)
   const std::string& path() const { return path_; }
 

@@ -50,7 +50,7 @@ NonFiniteGuard::Verdict NonFiniteGuard::check(int64_t step, float loss, const Fl
     message_ += " (" + std::to_string(kMaxSkippedInARow) + " steps in a row were skipped before it)";
     return Verdict::Stop;
   }
-  std::fprintf(stderr, "warning: %s: step skipped (--on-nonfinite skip)\n", message_.c_str());
+  if (warnings_) std::fprintf(warnings_, "warning: %s: step skipped (--on-nonfinite skip)\n", message_.c_str());
   return Verdict::Skip;
 }
 

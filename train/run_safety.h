@@ -6,6 +6,7 @@
 // with report_run_end.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -44,14 +45,17 @@ int report_run_end(const char* program, const RunEnd& end);
 class NonFiniteGuard {
  public:
   enum class Verdict { Ok, Skip, Stop };
-  explicit NonFiniteGuard(NonFiniteAction action) : action_(action) {}
-  // step: the 1-based number of the step being taken. Skip prints a warning line on
-  // stderr; Stop leaves the reason in message().
+  // Skip warnings go to `warnings` (none when null).
+  explicit NonFiniteGuard(NonFiniteAction action, std::FILE* warnings = stderr)
+      : action_(action), warnings_(warnings) {}
+  // step: the 1-based number of the step being taken. Skip prints a warning line;
+  // Stop leaves the reason in message().
   Verdict check(int64_t step, float loss, const FlatParameters& flat);
   const std::string& message() const { return message_; }
 
  private:
   NonFiniteAction action_;
+  std::FILE* warnings_;
   int64_t skipped_in_a_row_ = 0;
   std::string message_;
 };

@@ -194,7 +194,7 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
   CsvLog log(log_path, header, c.resume ? start_step : -1);
   // the log reaches the OS before the checkpoint of its last step exists
   auto save_now = [&](int64_t step) {
-    log.flush();
+    log.sync();
     keeper.save(step, [&](const std::string& path) {
       save_checkpoint(path, flat, optim, step, batcher.generator(),
                       {{"model", model_json(c.model)}, {"config", c.to_json()}});

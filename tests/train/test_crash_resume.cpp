@@ -5,11 +5,13 @@
 // --checkpoint-every / --keep-checkpoints keep the newest K checkpoints.
 #include <catch2/catch.hpp>
 
+#include "tests/fake_fashion_mnist.h"
 #include "tests/test_files.h"
 
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -121,6 +123,15 @@ TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as 
     const int64_t latest = check_whole_checkpoints(killed, every, keep, steps);
     CHECK(latest >= last_latest);  // never goes back
     last_latest = latest;
+    // the log holds every step up to the checkpoint, whole and in order (a kill while a
+    // resumed run rewrote it in place used to lose them)
+    const auto rows = read_csv_rows(killed + "/log.csv");
+    CHECK((int64_t)rows.size() > latest);
+    for (int64_t i = 1; i <= latest && i < (int64_t)rows.size(); ++i) {
+      INFO("log row " << i);
+      REQUIRE(rows[i].size() == rows[0].size());
+      REQUIRE(rows[i][0] == std::to_string(i));
+    }
   }
   CHECK(kills_landed >= 3);
   REQUIRE(finished);
@@ -149,11 +160,11 @@ TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as 
 
 namespace {
 
-// Starts a long run, waits until its log holds `rows` steps, sends `sig`; returns the
-// exit status, with stderr in err.
-int signal_mid_run(const std::string& out, int sig, size_t rows, const TempDir& tmp, std::string& err) {
-  const pid_t pid =
-      spawn_program(kProgram, split_args(kRun + " --steps 1000000 --out " + out), tmp.sub("o.txt"), tmp.sub("e.txt"));
+// Starts a long run of `program` with `flags`, waits until its log holds `rows` steps,
+// sends `sig`; returns the exit status, with stderr in err.
+int signal_mid_run(const std::string& out, int sig, size_t rows, const TempDir& tmp, std::string& err,
+                   const std::string& program = kProgram, const std::string& flags = kRun + " --steps 1000000") {
+  const pid_t pid = spawn_program(program, split_args(flags + " --out " + out), tmp.sub("o.txt"), tmp.sub("e.txt"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (read_csv_rows(out + "/log.csv").size() < rows + 1 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -218,4 +229,32 @@ TEST_CASE("crash: --checkpoint-every N --keep-checkpoints K keeps the newest K, 
   REQUIRE(r.code == 0);
   CHECK_FALSE(fs::exists(out + "/checkpoint-step00000020.safetensors"));
   CHECK(checkpoint_step(out + "/checkpoint.safetensors") == 4);
+}
+
+TEST_CASE("crash: train_vit too saves on SIGTERM, keeps its checkpoints and resumes", "[crash]") {
+  const std::string vit = NL_BUILD_DIR "/train_vit";
+  REQUIRE(fs::exists(vit));
+  FakeVitRun f;
+  const std::string out = f.tmp.sub("run");
+  std::string err;
+  const int status = signal_mid_run(out, SIGTERM, 12, f.tmp, err, vit,
+                                    f.tiny + " --steps 1000000 --checkpoint-every 4 --keep-checkpoints 2");
+  INFO("stderr: " << err);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  CHECK(count_lines(err) == 1);
+  const auto rows = read_csv_rows(out + "/log.csv");
+  REQUIRE(rows.size() > 12);
+  const int64_t last = std::stoll(rows.back()[0]);
+  CHECK(checkpoint_step(out + "/checkpoint.safetensors") == last);
+  // the newest periodic checkpoint before it is kept too (keep 2)
+  const int64_t previous = (last - 1) / 4 * 4;
+  char name[64];
+  std::snprintf(name, sizeof name, "/checkpoint-step%08lld.safetensors", (long long)previous);
+  CHECK(checkpoint_step(out + name) == previous);
+  RunResult r = run_program(vit, f.tiny + " --steps 1000000 --resume --stop-after " + std::to_string(last + 2) +
+                                     " --checkpoint-every 4 --keep-checkpoints 2 --out " + out, f.tmp);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(read_csv_rows(out + "/log.csv").size() == (size_t)last + 3);
 }

@@ -90,7 +90,7 @@ TEST_CASE("nonfinite: a skipped step leaves parameters and optimizer alone; ten 
           "[nonfinite]") {
   TinyGPT t;
   AdamW optim(t.flat, AdamWConfig{});
-  NonFiniteGuard guard(NonFiniteAction::Skip);
+  NonFiniteGuard guard(NonFiniteAction::Skip, nullptr);
   RunEnd end;
   // a good step moves the parameters
   std::vector<float> before = t.flat.values.to_vector();
@@ -119,7 +119,7 @@ TEST_CASE("nonfinite: a skipped step leaves parameters and optimizer alone; ten 
 
   // a finite step in between resets the count (the bad steps now have a NaN loss only)
   t.grad_of("ln_f.weight")[0] = 0.0f;
-  NonFiniteGuard again(NonFiniteAction::Skip);
+  NonFiniteGuard again(NonFiniteAction::Skip, nullptr);
   for (int k = 0; k < 3 * kMaxSkippedInARow; ++k)
     CHECK(again.check(k, k % 5 == 4 ? 1.0f : kNaN, t.flat) != NonFiniteGuard::Verdict::Stop);
   // and --on-nonfinite stop stops at once
