@@ -14,78 +14,15 @@
 #include "autograd/ops.h"
 #include "nn/gpt.h"
 #include "tests/param_gradcheck.h"
+#include "tests/nn/naive_layers.h"
 #include "tests/test_util.h"
 #include "train/optim.h"
 
 using namespace nl;
-using nl::test::random_ids;
+using namespace nl::test;
 using Catch::Contains;
 
 namespace {
-
-const std::vector<std::string> kNorms = {"ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"};
-
-std::vector<double> to_d(const Tensor& t) {
-  std::vector<double> out;
-  for (float v : t.to_vector()) out.push_back(v);
-  return out;
-}
-
-Tensor from_d(const std::vector<double>& v, const Shape& shape) {
-  std::vector<float> f(v.begin(), v.end());
-  return Tensor::from_vector(f, shape);
-}
-
-// y (N, out) = x (N, in) W^T (out, in) + b (out), in double
-std::vector<double> linear_naive(const std::vector<double>& x, int64_t N, int64_t in, const std::vector<double>& W,
-                                 const std::vector<double>& b, int64_t out) {
-  std::vector<double> y(N * out);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t o = 0; o < out; ++o) {
-      double s = b.empty() ? 0.0 : b[o];
-      for (int64_t i = 0; i < in; ++i) s += x[n * in + i] * W[o * in + i];
-      y[n * out + o] = s;
-    }
-  return y;
-}
-
-double gelu_naive(double x) {
-  const double k = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-}
-
-// Multi-head attention of NORMS/DESIGN by plain loops, x (B, T, C) -> (B, T, C).
-std::vector<double> attention_naive(const std::vector<double>& x, int64_t B, int64_t T, int64_t C, int64_t H,
-                                    bool causal, const std::vector<double>& Wqkv, const std::vector<double>& bqkv,
-                                    const std::vector<double>& Wo, const std::vector<double>& bo) {
-  const int64_t hd = C / H;
-  std::vector<double> qkv = linear_naive(x, B * T, C, Wqkv, bqkv, 3 * C);  // (B*T, 3C)
-  std::vector<double> cat(B * T * C, 0.0);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < T; ++i) {
-        const double* q = &qkv[(b * T + i) * 3 * C + h * hd];
-        std::vector<double> s(T, -INFINITY);
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < T; ++j) {
-          if (causal && j > i) continue;
-          const double* k = &qkv[(b * T + j) * 3 * C + C + h * hd];
-          double d = 0;
-          for (int64_t e = 0; e < hd; ++e) d += q[e] * k[e];
-          s[j] = d / std::sqrt((double)hd);
-          mx = std::max(mx, s[j]);
-        }
-        double z = 0;
-        for (int64_t j = 0; j < T; ++j) z += (s[j] == -INFINITY) ? 0.0 : std::exp(s[j] - mx);
-        for (int64_t j = 0; j < T; ++j) {
-          if (s[j] == -INFINITY) continue;
-          const double p = std::exp(s[j] - mx) / z;
-          const double* v = &qkv[(b * T + j) * 3 * C + 2 * C + h * hd];
-          for (int64_t e = 0; e < hd; ++e) cat[(b * T + i) * C + h * hd + e] += p * v[e];
-        }
-      }
-  return linear_naive(cat, B * T, C, Wo, bo, C);
-}
 
 GPTConfig tiny_config(const std::string& norm) {
   GPTConfig c;

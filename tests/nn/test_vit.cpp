@@ -16,84 +16,13 @@
 #include "nn/vit.h"
 #include "tests/nn/vit_fixtures.h"
 #include "tests/param_gradcheck.h"
+#include "tests/nn/naive_layers.h"
 #include "tests/test_util.h"
 
 using namespace nl;
 using namespace nl::test;
 
 namespace {
-
-const std::vector<std::string> kNorms = {"ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"};
-
-std::vector<double> to_d(const Tensor& t) {
-  std::vector<double> out;
-  for (float v : t.to_vector()) out.push_back(v);
-  return out;
-}
-
-Tensor from_d(const std::vector<double>& v, const Shape& shape) {
-  std::vector<float> f(v.begin(), v.end());
-  return Tensor::from_vector(f, shape);
-}
-
-// y (N, out) = x (N, in) W^T + b, in double
-std::vector<double> linear_ref(const std::vector<double>& x, int64_t N, int64_t in, const std::vector<double>& W,
-                               const std::vector<double>& b, int64_t out) {
-  std::vector<double> y(N * out);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t o = 0; o < out; ++o) {
-      double s = b[o];
-      for (int64_t i = 0; i < in; ++i) s += x[n * in + i] * W[o * in + i];
-      y[n * out + o] = s;
-    }
-  return y;
-}
-
-// LayerNorm over rows of width C (biased variance, eps 1e-5)
-std::vector<double> layernorm_ref(const std::vector<double>& x, int64_t C, const std::vector<double>& g,
-                                  const std::vector<double>& b) {
-  std::vector<double> y(x.size());
-  for (size_t r = 0; r < x.size() / C; ++r) {
-    double mu = 0, var = 0;
-    for (int64_t i = 0; i < C; ++i) mu += x[r * C + i];
-    mu /= (double)C;
-    for (int64_t i = 0; i < C; ++i) var += (x[r * C + i] - mu) * (x[r * C + i] - mu);
-    var /= (double)C;
-    for (int64_t i = 0; i < C; ++i) y[r * C + i] = g[i] * (x[r * C + i] - mu) / std::sqrt(var + 1e-5) + b[i];
-  }
-  return y;
-}
-
-double gelu_ref(double x) {
-  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-}
-
-// Multi-head self-attention where every token attends to every token, x (B, T, C).
-std::vector<double> attention_ref(const std::vector<double>& x, int64_t B, int64_t T, int64_t C, int64_t H,
-                                  const std::vector<double>& Wqkv, const std::vector<double>& bqkv,
-                                  const std::vector<double>& Wo, const std::vector<double>& bo) {
-  const int64_t hd = C / H;
-  std::vector<double> qkv = linear_ref(x, B * T, C, Wqkv, bqkv, 3 * C), heads(B * T * C, 0.0);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < T; ++i) {
-        std::vector<double> s(T);
-        double mx = -INFINITY, z = 0;
-        for (int64_t j = 0; j < T; ++j) {
-          double d = 0;
-          for (int64_t e = 0; e < hd; ++e)
-            d += qkv[(b * T + i) * 3 * C + h * hd + e] * qkv[(b * T + j) * 3 * C + C + h * hd + e];
-          s[j] = d / std::sqrt((double)hd);
-          mx = std::max(mx, s[j]);
-        }
-        for (int64_t j = 0; j < T; ++j) z += std::exp(s[j] - mx);
-        for (int64_t j = 0; j < T; ++j)
-          for (int64_t e = 0; e < hd; ++e)
-            heads[(b * T + i) * C + h * hd + e] +=
-                std::exp(s[j] - mx) / z * qkv[(b * T + j) * 3 * C + 2 * C + h * hd + e];
-      }
-  return linear_ref(heads, B * T, C, Wo, bo, C);
-}
 
 double loss_of(const ViT& model, const Tensor& images, const Tensor& labels) {
   NoGradGuard ng;
@@ -198,7 +127,7 @@ TEST_CASE("vit attention (causal = false) equals plain loops over every key", "[
   attn.qkv->bias.value().copy_from(gen.normal({3 * C}, 0.0f, 0.2f));
   attn.proj->bias.value().copy_from(gen.normal({C}, 0.0f, 0.2f));
   Tensor x = gen.normal({B, T, C});
-  auto expected = attention_ref(to_d(x), B, T, C, H, to_d(attn.qkv->weight.value()), to_d(attn.qkv->bias.value()),
+  auto expected = attention_naive(to_d(x), B, T, C, H, false, to_d(attn.qkv->weight.value()), to_d(attn.qkv->bias.value()),
                                 to_d(attn.proj->weight.value()), to_d(attn.proj->bias.value()));
   CHECK_CLOSE(attn.forward(Var(x)).value(), from_d(expected, {B, T, C}), 1e-4, 1e-5);
 
@@ -288,20 +217,20 @@ TEST_CASE("vit forward of a LayerNorm model equals plain loops: patches, cls, po
       }
   for (int l = 0; l < 2; ++l) {
     const std::string pre = "blocks." + std::to_string(l) + ".";
-    auto a = attention_ref(layernorm_ref(x, C, P_(pre + "ln1.weight"), P_(pre + "ln1.bias")), B, T, C, c.heads,
+    auto a = attention_naive(layernorm_naive(x, C, P_(pre + "ln1.weight"), P_(pre + "ln1.bias")), B, T, C, c.heads, false,
                            P_(pre + "attn.qkv.weight"), P_(pre + "attn.qkv.bias"), P_(pre + "attn.proj.weight"),
                            P_(pre + "attn.proj.bias"));
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
-    auto f = linear_ref(layernorm_ref(x, C, P_(pre + "ln2.weight"), P_(pre + "ln2.bias")), B * T, C,
+    auto f = linear_naive(layernorm_naive(x, C, P_(pre + "ln2.weight"), P_(pre + "ln2.bias")), B * T, C,
                         P_(pre + "mlp.fc.weight"), P_(pre + "mlp.fc.bias"), 4 * C);
-    for (double& v : f) v = gelu_ref(v);
-    auto m = linear_ref(f, B * T, 4 * C, P_(pre + "mlp.proj.weight"), P_(pre + "mlp.proj.bias"), C);
+    for (double& v : f) v = gelu_naive(v);
+    auto m = linear_naive(f, B * T, 4 * C, P_(pre + "mlp.proj.weight"), P_(pre + "mlp.proj.bias"), C);
     for (size_t i = 0; i < x.size(); ++i) x[i] += m[i];
   }
   std::vector<double> first(B * C);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t o = 0; o < C; ++o) first[b * C + o] = x[(b * T) * C + o];
-  auto logits = linear_ref(layernorm_ref(first, C, P_("ln_f.weight"), P_("ln_f.bias")), B, C, P_("head.weight"),
+  auto logits = linear_naive(layernorm_naive(first, C, P_("ln_f.weight"), P_("ln_f.bias")), B, C, P_("head.weight"),
                            P_("head.bias"), K);
   CHECK_CLOSE(model.forward(Var(images)).value(), from_d(logits, {B, K}), 1e-4, 1e-5);
   // residual RMS: one value per block input and one for the output
