@@ -62,21 +62,6 @@ bool program_built() {
   return false;
 }
 
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.push_back("");
-    rows.push_back(cells);
-  }
-  return rows;
-}
-
 }  // namespace
 
 TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
@@ -141,7 +126,7 @@ TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion m
     CHECK(fs::exists(out + "/" + file));
   CHECK_THAT(read_bytes(out + "/config.json"), Contains("\"patch\": 7") && Contains("\"val_size\": 40"));
 
-  auto log = read_csv(out + "/log.csv");
+  auto log = read_csv_rows(out + "/log.csv");
   REQUIRE(log.size() == 5);  // header + 4 steps
   CHECK(log[0] == std::vector<std::string>({"step", "epoch", "train_loss", "val_loss", "val_acc", "lr", "grad_norm",
                                             "img_per_s", "rms_0", "rms_1"}));
@@ -152,7 +137,7 @@ TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion m
   // a fresh model's zero head: the first loss is ln 10
   CHECK(std::stod(log[1][2]) == Approx(std::log(10.0)).epsilon(1e-5));
 
-  auto cm = read_csv(out + "/confusion.csv");
+  auto cm = read_csv_rows(out + "/confusion.csv");
   REQUIRE(cm.size() == 11);
   CHECK(cm[0] == std::vector<std::string>({"true\\predicted", "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                            "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"}));
@@ -178,7 +163,7 @@ TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --
     RunResult r = run(flags + " " + f.tiny + " --out " + out, f.tmp);
     INFO(flags << "\nstderr: " << r.err);
     REQUIRE(r.code == 0);
-    CHECK(read_csv(out + "/log.csv").size() == steps + 1);
+    CHECK(read_csv_rows(out + "/log.csv").size() == steps + 1);
     CHECK_THAT(r.out, Contains("done: " + std::to_string(steps) + " steps"));
   }
 }
@@ -205,7 +190,7 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
     RunResult b = run(common + " --resume --out " + split, f.tmp);
     INFO("stderr: " << b.err);
     REQUIRE(b.code == 0);
-    auto l1 = read_csv(straight + "/log.csv"), l2 = read_csv(split + "/log.csv");
+    auto l1 = read_csv_rows(straight + "/log.csv"), l2 = read_csv_rows(split + "/log.csv");
     REQUIRE(l1.size() == 7);
     REQUIRE(l2.size() == 7);
     for (size_t i = 1; i < l1.size(); ++i) {
@@ -238,7 +223,7 @@ TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny c
   RunResult r = run("--norms ln,dyt " + flags, f.tmp, kCompare);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
-  auto summary = read_csv(out + "/summary.csv");
+  auto summary = read_csv_rows(out + "/summary.csv");
   REQUIRE(summary.size() == 3);
   CHECK(summary[0][0] == "norm");
   CHECK(summary[1][0] == "ln");
@@ -246,7 +231,7 @@ TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny c
   // each run is an ordinary train_vit run with its own files
   for (const char* n : {"ln", "dyt"}) CHECK(fs::exists(out + "/" + n + "/confusion.csv"));
   // the validation curves: header, then steps 2 and 4
-  auto curves = read_csv(out + "/val_acc.csv");
+  auto curves = read_csv_rows(out + "/val_acc.csv");
   REQUIRE(curves.size() == 3);
   CHECK(curves[0] == std::vector<std::string>({"step", "ln", "dyt"}));
   CHECK(curves[1][0] == "2");
