@@ -83,7 +83,8 @@ ifneq ($(OPENBLAS_OMP),)
 endif
 LDLIBS := -lopenblas -lz -lm
 
-LIB_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp autograd/*.cpp nn/*.cpp nn/norms/*.cpp train/*.cpp)
+# the layers, bottom up (scripts/check-layers.sh keeps their includes pointing down)
+LIB_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp autograd/*.cpp nn/*.cpp nn/norms/*.cpp train/*/*.cpp studies/*/*.cpp)
 ifeq ($(CUDA),1)
   CU_SRCS := $(wildcard tensor/cuda/*.cu)
   CXXFLAGS += -DNL_CUDA
@@ -94,7 +95,7 @@ else
   LIB_SRCS += tensor/cuda/stub.cpp
 endif
 # MPI=1: OpenMPI's compile and link flags as its wrapper compiler reports them (only
-# train/distributed.cpp uses them); with CUDA=1 also NCCL for the device buffers.
+# train/safety/distributed.cpp uses them); with CUDA=1 also NCCL for the device buffers.
 ifeq ($(MPI),1)
   MPICXX ?= mpicxx
   MPI_COMPILE := $(shell $(MPICXX) --showme:compile 2>/dev/null)
@@ -103,17 +104,18 @@ ifeq ($(MPI),1)
     $(error MPI=1 needs OpenMPI's mpicxx (apt-get install libopenmpi-dev openmpi-bin))
   endif
   LDFLAGS += $(MPI_LINK)
-  $(BUILD)/train/distributed.o: CXXFLAGS += -DNL_MPI $(MPI_COMPILE)
+  $(BUILD)/train/safety/distributed.o: CXXFLAGS += -DNL_MPI $(MPI_COMPILE)
   ifeq ($(CUDA),1)
-    $(BUILD)/train/distributed.o: CXXFLAGS += -DNL_NCCL -I$(CUDA_HOME)/include
+    $(BUILD)/train/safety/distributed.o: CXXFLAGS += -DNL_NCCL -I$(CUDA_HOME)/include
     LDLIBS += -lnccl
   endif
 endif
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 LIB := $(BUILD)/libnormlab.a
 
-CLI_SRCS := $(wildcard train/cli/*.cpp)
-CLIS := $(CLI_SRCS:train/cli/%.cpp=$(BUILD)/%)
+# the programs: thin mains over the layers, one file each
+CLI_SRCS := $(wildcard apps/*.cpp)
+CLIS := $(CLI_SRCS:apps/%.cpp=$(BUILD)/%)
 BENCH_SRCS := $(wildcard bench/*.cpp)
 ifneq ($(CUDA),1)
   BENCH_SRCS := $(filter-out bench/bench_gpu.cpp,$(BENCH_SRCS))  # needs cuBLAS
@@ -144,7 +146,7 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%: train/cli/%.cpp $(LIB)
+$(BUILD)/%: apps/%.cpp $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
 
@@ -154,8 +156,8 @@ $(BUILD)/%: bench/%.cpp $(LIB)
 
 # libFuzzer targets, built only in the SANITIZE=fuzz build (scripts/fuzz.sh drives it),
 # from the tensor layer and the three parsers only: a third of the library to compile
-FUZZ_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp) tensor/cuda/stub.cpp train/safetensors.cpp \
-             train/fashion_mnist.cpp train/args.cpp
+FUZZ_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp) tensor/cuda/stub.cpp train/io/safetensors.cpp \
+             train/data/fashion_mnist.cpp train/flags/args.cpp
 FUZZ_OBJS := $(FUZZ_SRCS:%.cpp=$(BUILD)/%.o)
 $(BUILD)/%: fuzz/%.cpp $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)

@@ -20,7 +20,7 @@
 #include "nn/fold.h"
 #include "tensor/norms.h"
 #include "tensor/threads.h"
-#include "train/args.h"
+#include "train/flags/args.h"
 #include "bench/bench_util.h"
 
 using namespace nl;

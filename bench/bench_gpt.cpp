@@ -1,5 +1,5 @@
 // bench_gpt: time of one full GPT training step (forward, backward, gradient clipping,
-// AdamW on the flat parameter buffer), as train/gpt_run.cpp runs it, for the `tiny` and
+// AdamW on the flat parameter buffer), as train/gpt/gpt_run.cpp runs it, for the `tiny` and
 // `small` configurations of BENCHMARKS.md, each norm, and each thread count. Token ids
 // are random (from nl::Generator), so the benchmark needs no data files. Nothing passes
 // or fails on time. For each thread count and configuration it prints:
@@ -34,8 +34,8 @@
 #include "tensor/allocator.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
-#include "train/args.h"
-#include "train/optim.h"
+#include "train/flags/args.h"
+#include "train/optim/optim.h"
 
 using namespace nl;
 using namespace nl::bench;

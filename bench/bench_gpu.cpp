@@ -16,8 +16,8 @@
 #include "nn/gpt.h"
 #include "tensor/allocator.h"
 #include "tensor/cuda/kernels.h"
-#include "train/args.h"
-#include "train/optim.h"
+#include "train/flags/args.h"
+#include "train/optim/optim.h"
 
 using namespace nl;
 

@@ -27,7 +27,7 @@
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
-#include "train/args.h"
+#include "train/flags/args.h"
 #include "bench/bench_util.h"
 
 using namespace nl;

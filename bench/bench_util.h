@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tensor/error.h"
-#include "train/args.h"
+#include "train/flags/args.h"
 
 namespace nl::bench {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the command-line parser (train/args.h). The input is split at NUL
+// libFuzzer target: the command-line parser (train/flags/args.h). The input is split at NUL
 // bytes into argv; flags of every kind are declared (integer, real, string, empty
 // default, switch) and every accessor is called. Anything must parse or throw nl::Error.
 // (An input asking for --help is skipped: parse() would print the help; help() itself
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tensor/error.h"
-#include "train/args.h"
+#include "train/flags/args.h"
 
 namespace nl::fuzz {
 

@@ -1,10 +1,10 @@
-// libFuzzer target: the IDX readers of train/fashion_mnist.h (gzipped or plain) on
+// libFuzzer target: the IDX readers of train/data/fashion_mnist.h (gzipped or plain) on
 // arbitrary bytes, as images and as labels. Any input must read or throw nl::Error.
 #include <cstdint>
 
 #include "fuzz/fuzz_input_file.h"
 #include "tensor/error.h"
-#include "train/fashion_mnist.h"
+#include "train/data/fashion_mnist.h"
 
 namespace nl::fuzz {
 

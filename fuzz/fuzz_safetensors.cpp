@@ -1,11 +1,11 @@
-// libFuzzer target: the safetensors reader (train/safetensors.h) on arbitrary bytes.
+// libFuzzer target: the safetensors reader (train/io/safetensors.h) on arbitrary bytes.
 // Any input must either load or throw nl::Error; a crash, a sanitizer report, a leak
 // or a hang is a bug. A file that loads must survive a write and a re-read unchanged.
 #include <cstdint>
 
 #include "fuzz/fuzz_input_file.h"
 #include "tensor/error.h"
-#include "train/safetensors.h"
+#include "train/io/safetensors.h"
 
 namespace nl::fuzz {
 

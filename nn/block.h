@@ -34,7 +34,7 @@ namespace nl {
 const std::vector<std::string>& block_names();
 void check_block_name(const std::string& name);
 
-// Receives intermediate tensors of a forward pass (train/act_stats.h turns them into
+// Receives intermediate tensors of a forward pass (studies/instruments/act_stats.h turns them into
 // statistics). A model holds a pointer to one only for a probed forward; null costs one
 // branch per site. `layer` is 0-based; the sites a Block reports:
 //   resid                the residual stream entering the block

@@ -131,7 +131,7 @@ void set_blocks_folded(const std::vector<std::shared_ptr<Block>>& blocks, bool f
 
 // ---- GPT: folding an `ln` model into its `cbwc` form (nn/fold_gpt.cpp)
 
-// Reads the model description checkpoints store (train/gpt_run.cpp writes it):
+// Reads the model description checkpoints store (train/gpt/gpt_run.cpp writes it):
 // {"vocab": 256, "layers": 4, "dim": 128, "heads": 4, "context": 64, "norm": "ln", ...}.
 GPTConfig gpt_config_from_json(const std::string& json);
 
@@ -150,7 +150,7 @@ std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& report, bool weig
 
 // ---- ViT: the same for an `ln` ViT (nn/fold_vit.cpp)
 
-// Reads the ViT description train/vit_run.cpp stores: {"arch": "vit", "image": 28, ...}.
+// Reads the ViT description train/vit/vit_run.cpp stores: {"arch": "vit", "image": 28, ...}.
 ViTConfig vit_config_from_json(const std::string& json);
 
 // The report for one eval-mode forward pass of `model` on one blank image.

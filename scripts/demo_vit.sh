@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo-vit: trains the demo ViT on Fashion-MNIST with each of the five norms
 # (same data, seed and recipe), prints the comparison table and plots the validation
-# accuracy curves. All five runs at once, one thread each (why: train/cli/compare_vit.cpp).
+# accuracy curves. All five runs at once, one thread each (why: apps/compare_vit.cpp).
 # EPOCHS=N shortens (or lengthens) every run; the default, 12, is the documented recipe.
 set -euo pipefail
 build=${1:-build/release}

@@ -7,7 +7,7 @@
 //   bhyt        BHyT, block-level variance approximation at each block's second site
 //   bhyt-exact  BHyT* at every site
 // Norms that end in a tanh (dyt, bhyt) also give their pre-tanh argument, for the
-// saturation statistics of train/act_stats.h.
+// saturation statistics of studies/instruments/act_stats.h.
 #pragma once
 #include <memory>
 #include <optional>

@@ -107,7 +107,7 @@ struct ParamSegments {
   Tensor decay;    // int32 (P) on the GPU, 0 or 1
 };
 ParamSegments upload_segments(const std::vector<int64_t>& offsets, int64_t total, const std::vector<bool>& decay);
-// AdamW as train/optim.cpp defines it, with the scalars the host computed for step t.
+// AdamW as train/optim/optim.cpp defines it, with the scalars the host computed for step t.
 void adamw_step(Tensor& values, const Tensor& grads, Tensor& m, Tensor& v, const ParamSegments& seg, float lr,
                 float weight_decay, float beta1, float beta2, float eps, float step_size, float bc2_sqrt);
 void sgd_step(Tensor& values, const Tensor& grads, Tensor& buf, const ParamSegments& seg, float lr, float momentum,

@@ -1,7 +1,7 @@
 // Optimizer updates over the flat parameter buffer (nn/module.h: flatten_parameters),
 // each one kernel over every parameter at once: a thread finds its parameter (for the
 // weight-decay flag) by binary search in the small offsets table. The update formulas
-// are train/optim.cpp's, element for element. Also the two pieces of gradient clipping.
+// are train/optim/optim.cpp's, element for element. Also the two pieces of gradient clipping.
 #include "tensor/cuda/common.cuh"
 #include "tensor/cuda/kernels.h"
 

@@ -6,7 +6,7 @@
 #include "nn/vit.h"
 #include "tensor/allocator.h"
 #include "tests/cuda/cuda_test.h"
-#include "train/optim.h"
+#include "train/optim/optim.h"
 
 using namespace nl;
 using namespace nl::test;

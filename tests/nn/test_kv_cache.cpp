@@ -11,7 +11,7 @@
 #include "nn/gpt.h"
 #include "tensor/ops.h"
 #include "tests/test_util.h"
-#include "train/sampling.h"
+#include "train/gpt/sampling.h"
 
 using namespace nl;
 using Catch::Contains;

@@ -16,7 +16,7 @@
 #include "tests/param_gradcheck.h"
 #include "tests/nn/naive_layers.h"
 #include "tests/test_util.h"
-#include "train/optim.h"
+#include "train/optim/optim.h"
 
 using namespace nl;
 using namespace nl::test;

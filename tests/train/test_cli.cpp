@@ -1,4 +1,4 @@
-// Tests of the train_gpt command line (train/cli/train_gpt.cpp), run as a program: each
+// Tests of the train_gpt command line (apps/train_gpt.cpp), run as a program: each
 // kind of bad input prints exactly one line on stderr naming the problem and exits with
 // code 2, leaving the files already in --out as they were; --help exits 0 and lists the
 // flags. `make test` builds the program first; NL_BUILD_DIR names this build's folder.
@@ -6,7 +6,7 @@
 
 #include "tensor/device.h"
 #include "tests/test_files.h"
-#include "train/args.h"
+#include "train/flags/args.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

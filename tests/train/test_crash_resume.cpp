@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "tensor/random.h"
-#include "train/safetensors.h"
+#include "train/io/safetensors.h"
 
 using Catch::Contains;
 namespace fs = std::filesystem;

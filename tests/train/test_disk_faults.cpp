@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <string>
 
-#include "train/safetensors.h"
+#include "train/io/safetensors.h"
 
 using Catch::Contains;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// Data-parallel training (train/distributed.h) run for real: mpirun starts two ranks of
+// Data-parallel training (train/safety/distributed.h) run for real: mpirun starts two ranks of
 // the MPI build (build/<this build>-mpi/train_gpt, made by `make MPI=1`) on this machine.
 //   equivalence: 2 ranks with batch B (B/2 rows each) log the same losses and gradient
 //                norms, step for step, as one process of the plain build with batch B
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "train/safetensors.h"
+#include "train/io/safetensors.h"
 
 using Catch::Contains;
 namespace fs = std::filesystem;

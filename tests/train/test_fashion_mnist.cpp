@@ -1,4 +1,4 @@
-// Tests of the Fashion-MNIST reader (train/fashion_mnist.h) on small IDX files that the
+// Tests of the Fashion-MNIST reader (train/data/fashion_mnist.h) on small IDX files that the
 // test writes with zlib, good and broken (truncated, corrupt, bad magic, counts that
 // disagree, labels out of range, a missing file), the validation split, the
 // standardisation, the batcher's epochs and the augmentation; and, when Debian's
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tests/test_util.h"
-#include "train/fashion_mnist.h"
+#include "train/data/fashion_mnist.h"
 
 using namespace nl;
 using Catch::Contains;

@@ -1,4 +1,4 @@
-// Tests of the fold_ln program (train/cli/fold_ln.cpp), run as a program on checkpoints
+// Tests of the fold_ln program (apps/fold_ln.cpp), run as a program on checkpoints
 // that run_gpt writes: a trained ln model folded into a cbwc checkpoint gives the same
 // logits on held-out text (NORMS.md: to 1e-4) and generates the same text from the same
 // seed; train_gpt resumed from it continues the ln run's losses; bad input exits 2 with
@@ -20,10 +20,10 @@
 
 #include "nn/fold.h"
 #include "tensor/ops.h"
-#include "train/checkpoint.h"
-#include "train/gpt_run.h"
-#include "train/sampling.h"
-#include "train/text_data.h"
+#include "train/io/checkpoint.h"
+#include "train/gpt/gpt_run.h"
+#include "train/gpt/sampling.h"
+#include "train/data/text_data.h"
 #include "tests/test_files.h"
 
 using namespace nl;

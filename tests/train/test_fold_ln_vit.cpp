@@ -1,4 +1,4 @@
-// Tests of fold_ln (train/cli/fold_ln.cpp) on ViT checkpoints that run_vit writes, on the
+// Tests of fold_ln (apps/fold_ln.cpp) on ViT checkpoints that run_vit writes, on the
 // real Fashion-MNIST (skipped where the package is missing): the folded checkpoint
 // predicts the same class as the ln model for every one of the 10 000 test images, and
 // train_vit resumed from it continues the ln run's losses.
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "tests/test_files.h"
-#include "train/vit_run.h"
+#include "train/vit/vit_run.h"
 
 using namespace nl;
 using namespace nl::test;

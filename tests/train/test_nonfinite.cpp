@@ -1,4 +1,4 @@
-// Numerical faults (train/nonfinite.h, train/run_safety.h): a NaN or infinite loss or
+// Numerical faults (train/safety/nonfinite.h, train/safety/run_safety.h): a NaN or infinite loss or
 // gradient is found at the step it appears, named by step and first parameter, and
 // either stops the run with the last good checkpoint untouched or skips the step
 // without touching parameters or optimizer state. The fault is injected for real in
@@ -13,8 +13,8 @@
 #include <string>
 
 #include "nn/gpt.h"
-#include "train/run_safety.h"
-#include "train/safetensors.h"
+#include "train/safety/run_safety.h"
+#include "train/io/safetensors.h"
 
 using namespace nl;
 using Catch::Contains;

@@ -1,4 +1,4 @@
-// Tests of train/optim.h: AdamW and SGD against PyTorch over ten steps
+// Tests of train/optim/optim.h: AdamW and SGD against PyTorch over ten steps
 // (tests/reference/optim.txt, written by scripts/make_reference_optim.py), the
 // warmup + cosine schedule against values worked out by hand, and global-norm clipping.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include "nn/linear.h"
 #include "tests/reference.h"
 #include "tests/test_util.h"
-#include "train/optim.h"
+#include "train/optim/optim.h"
 
 using namespace nl;
 

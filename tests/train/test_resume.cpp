@@ -1,4 +1,4 @@
-// Tests of run_gpt's checkpoints (train/gpt_run.h): a run stopped halfway and resumed
+// Tests of run_gpt's checkpoints (train/gpt/gpt_run.h): a run stopped halfway and resumed
 // logs exactly what an uninterrupted run logs and ends with the same parameters; the
 // checkpoint holds every parameter and the optimizer state; a corrupt or mismatched
 // checkpoint is refused with an nl::Error naming the problem, before any file changes.
@@ -19,8 +19,8 @@
 
 #include "nn/gpt.h"
 #include "tests/test_util.h"
-#include "train/gpt_run.h"
-#include "train/safetensors.h"
+#include "train/gpt/gpt_run.h"
+#include "train/io/safetensors.h"
 #include "tensor/threads.h"
 
 using namespace nl;

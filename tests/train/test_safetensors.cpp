@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/test_util.h"
-#include "train/safetensors.h"
+#include "train/io/safetensors.h"
 
 using namespace nl;
 using Catch::Contains;

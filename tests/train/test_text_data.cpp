@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "train/text_data.h"
+#include "train/data/text_data.h"
 
 using namespace nl;
 using Catch::Contains;

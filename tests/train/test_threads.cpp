@@ -10,7 +10,7 @@
 
 #include "nn/gpt.h"
 #include "tensor/threads.h"
-#include "train/optim.h"
+#include "train/optim/optim.h"
 
 using namespace nl;
 

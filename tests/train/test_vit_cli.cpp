@@ -1,4 +1,4 @@
-// Tests of the train_vit command line (train/cli/train_vit.cpp), run as a program on a
+// Tests of the train_vit command line (apps/train_vit.cpp), run as a program on a
 // small Fashion-MNIST look-alike that the test writes (so they need neither the package
 // nor more than a fraction of a second per run): bad input prints one line on stderr
 // and exits with code 2 leaving --out as it was; --help lists the flags; a tiny run

@@ -1,0 +1,41 @@
+// screen_dyt: the 500-step screening probe of "When does removing LayerNorm help?"
+// (Verma 2026; ../shared/NORMS.md, DyT). Give it the full run's recipe and budget (the
+// flags of train_gpt: --steps is the full run's length, which sets the schedule); it
+// trains the DyT model for the first --screen-steps steps of that run, measures the tanh
+// saturation |alpha x| > 2 averaged over the DyT sites on held-out batches, and prints
+// the rule's verdict: DyT is predicted to end with a lower validation loss than
+// LayerNorm iff the saturation exceeds 0.43. The rule is weak evidence.
+//   build/release/screen_dyt --steps 2000 --train-bytes 100000 --emb-scale sqrt --dyt-alpha0 2
+// The same is `train_gpt --norm dyt --screen-dyt ...`. The run's files, with a
+// checkpoint at the screening step, go to --out: `train_gpt --resume` continues the run.
+#include <cstdio>
+
+#include "tensor/threads.h"
+#include "train/flags/args.h"
+#include "train/flags/gpt_flags.h"
+#include "studies/instruments/screening.h"
+
+using namespace nl;
+
+int main(int argc, char** argv) {
+  prefer_spinning_threads(argv);
+  Args args("screen_dyt",
+            "Train the DyT model for the first 500 steps of a run and predict from its tanh saturation whether DyT "
+            "will beat LayerNorm (the paper's rule: saturation |alpha x| > 2 above 0.43). --norm defaults to dyt; "
+            "every other flag is train_gpt's.");
+  add_gpt_run_flags(args);
+  args.add("--screen-steps", "500", "the step at which the saturation is measured");
+  args.add("--screen-batches", "4", "held-out batches of 32 sequences the saturation is measured on");
+  try {
+    if (!args.parse(argc, argv)) return 0;
+    GPTRunConfig c = gpt_run_config_from(args);
+    if (!args.given("--norm")) c.model.norm.name = "dyt";
+    if (!args.given("--out")) c.out_dir = "runs/screen_dyt";
+    const ScreenResult r = screen_dyt(c, args.integer("--screen-steps"), args.integer("--screen-batches"));
+    std::printf("%s", screen_message(r).c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "screen_dyt: error: %s\n", e.what());
+    return 2;
+  }
+}

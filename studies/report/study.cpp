@@ -1,0 +1,71 @@
+#include "studies/report/study.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "tensor/error.h"
+
+namespace nl {
+
+double seconds_since(StudyClock::time_point t) {
+  return std::chrono::duration<double>(StudyClock::now() - t).count();
+}
+
+std::vector<int64_t> integer_list(const std::string& s, const std::string& flag) {
+  std::vector<int64_t> out;
+  for (const std::string& item : split_list(s)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    NL_CHECK(*end == '\0', flag, ": '", item, "' is not an integer");
+    out.push_back(v);
+  }
+  NL_CHECK(!out.empty(), flag, " is empty");
+  return out;
+}
+
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double v = NAN;
+  in >> v;
+  return v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string fmt(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path, int column) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  std::ifstream in(log_path);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::vector<std::string> cells(column + 1);
+    for (auto& c : cells) std::getline(ss, c, ',');
+    if (!cells[column].empty()) out.emplace_back(std::atoll(cells[0].c_str()), cells[column]);
+  }
+  return out;
+}
+
+std::string today() {
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
+  return date;
+}
+
+}  // namespace nl

@@ -1,0 +1,184 @@
+// Tests of the regime study's measurements of a GPT (studies/instruments/regime_metrics.h) and of the
+// DyT screening probe (studies/instruments/screening.h): held-out saturation equals the per-batch
+// activation statistics averaged by hand; the effective rank and noise sensitivity of
+// layer 0 have known answers (the stream entering block 1 is emb_scale times the
+// embedding sum); the model's mode is restored; screening refuses what it cannot judge;
+// regime_study writes its report from a tiny grid, and again from the saved runs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "tensor/random.h"
+#include "tests/test_files.h"
+#include "tests/test_util.h"
+#include "studies/instruments/act_stats.h"
+#include "studies/instruments/metrics.h"
+#include "studies/instruments/regime_metrics.h"
+#include "studies/instruments/screening.h"
+
+#ifndef NL_BUILD_DIR
+#define NL_BUILD_DIR "build/release"
+#endif
+
+using namespace nl;
+using nl::test::random_ids;
+using Catch::Contains;
+
+namespace {
+
+GPTConfig small_dyt(float emb_scale0) {
+  GPTConfig c;
+  c.vocab = 32;
+  c.layers = 2;
+  c.dim = 16;
+  c.heads = 2;
+  c.context = 8;
+  c.norm.name = "dyt";
+  c.norm.dyt_alpha0 = 2.0f;
+  c.emb_scale0 = emb_scale0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("held-out saturation is the per-batch saturation of every tanh site averaged over batches", "[regime]") {
+  Generator gen(1);
+  GPT model(small_dyt(40.0f), gen);  // stream RMS about 1.1, alpha 2: the tanh sites are partly saturated
+  model.train();
+  std::vector<Tensor> batches = {random_ids(gen, 3, 8, 32), random_ids(gen, 3, 8, 32)};
+  const SaturationReport rep = held_out_saturation(model, batches);
+  CHECK(model.training());  // mode restored
+  // 2 blocks x (ln1, ln2) + ln_f
+  REQUIRE(rep.sites.size() == 5);
+  const auto a = activation_stats(model, batches[0]), b = activation_stats(model, batches[1]);
+  double mean_gt2 = 0;
+  for (const ActStat& s : rep.sites) {
+    const ActStat *ra = find_stat(a, s.layer, s.site), *rb = find_stat(b, s.layer, s.site);
+    REQUIRE(ra);
+    REQUIRE(rb);
+    for (int k = 0; k < 3; ++k) CHECK(s.saturation[k] == Approx((ra->saturation[k] + rb->saturation[k]) / 2));
+    mean_gt2 += s.saturation[1] / 5.0;
+  }
+  CHECK(rep.mean[1] == Approx(mean_gt2));
+  CHECK(rep.mean[1] > 0.05);  // the test means something: not all zero
+  CHECK(rep.mean[1] < 0.95);
+
+  GPTConfig ln = small_dyt(0.0f);
+  ln.norm.name = "ln";
+  GPT ln_model(ln, gen);
+  CHECK(held_out_saturation(ln_model, batches).empty());
+}
+
+TEST_CASE("effective rank per layer: layer 0 is the embedding sum's; every layer is in [1, C]", "[regime]") {
+  Generator gen(2);
+  GPT model(small_dyt(3.0f), gen);
+  Tensor ids = random_ids(gen, 4, 8, 32);
+  const std::vector<double> ranks = residual_effective_rank(model, ids);
+  REQUIRE(ranks.size() == 3);
+  // a scalar multiple has the same normalised singular values
+  const Tensor e = model.embed(ids).value().contiguous().reshape({-1, 16});
+  CHECK(ranks[0] == Approx(effective_rank(e)).epsilon(1e-6));
+  for (double r : ranks) {
+    CHECK(r >= 1.0);
+    CHECK(r <= 16.0);
+  }
+}
+
+TEST_CASE("noise sensitivity per layer: layer 0 moves by exactly the embedding scale", "[regime]") {
+  Generator gen(3);
+  for (float scale : {0.0f, 4.0f}) {
+    GPT model(small_dyt(scale), gen);
+    Tensor ids = random_ids(gen, 2, 8, 32);
+    const std::vector<double> s = residual_noise_sensitivity(model, ids, 0.01f, 2, 7);
+    REQUIRE(s.size() == 4);  // layers 0, 1, 2 and the logits
+    CHECK(s[0] == Approx(scale == 0.0f ? 1.0 : scale).epsilon(1e-4));
+    for (double v : s) CHECK(std::isfinite(v));
+    // the logits depend on e: a positive sensitivity
+    CHECK(s[3] > 0.0);
+  }
+}
+
+TEST_CASE("screen_dyt refuses other norms, a screening step past the run, and a resume", "[regime]") {
+  GPTRunConfig c;
+  c.model = small_dyt(0.0f);
+  c.model.norm.name = "ln";
+  c.steps = 10;
+  CHECK_THROWS_WITH(screen_dyt(c, 5), Contains("for dyt models"));
+  c.model.norm.name = "dyt";
+  CHECK_THROWS_WITH(screen_dyt(c, 11), Contains("must lie in [1, --steps 10]"));
+  c.resume = true;
+  CHECK_THROWS_WITH(screen_dyt(c, 5), Contains("cannot --resume"));
+}
+
+TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict", "[regime]") {
+  if (!std::filesystem::is_directory("/usr/share/games/fortunes")) {
+    WARN("skipped: no /usr/share/games/fortunes (apt-get install fortunes)");
+    return;
+  }
+  nl::test::TempDir dir;
+  GPTRunConfig c;
+  c.model = small_dyt(4.0f);
+  c.model.vocab = 256;  // bytes
+  c.batch = 2;
+  c.steps = 6;
+  c.eval_every = 3;
+  c.eval_batches = 1;
+  c.threads = 1;
+  c.quiet = true;
+  c.act_stats_every = 0;
+  c.out_dir = dir.sub("run");
+  const ScreenResult r = screen_dyt(c, 3, 2);
+  CHECK(r.steps == 3);
+  REQUIRE(r.saturation.sites.size() == 5);
+  CHECK(r.predicts_help() == (r.saturation_gt2() > 0.43));
+  CHECK(std::isfinite(r.val_loss));
+  CHECK(std::filesystem::exists(dir.sub("run/checkpoint.safetensors")));
+  const std::string msg = screen_message(r);
+  CHECK_THAT(msg, Contains("verdict:"));
+  CHECK_THAT(msg, Contains("0.43"));
+  CHECK_THAT(msg, Contains("weak evidence"));
+}
+
+TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse rewrites it without training",
+          "[regime][cli]") {
+  if (!std::filesystem::is_directory("/usr/share/games/fortunes")) {
+    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
+    return;
+  }
+  namespace fs = std::filesystem;
+  nl::test::TempDir tmp;
+  const std::string doc = tmp.sub("doc/regime.md"), log = tmp.sub("stdout.txt");
+  const std::string base = std::string(NL_BUILD_DIR) +
+                           "/regime_study --sizes 20000,-1 --variants ln,dyt@2 --layers 1 --dim 16 --heads 2 --seq 8 "
+                           "--batch 2 --steps 4 --warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --threads 1 "
+                           "--plain-size 20000 --swiglu-size 20000 --out " +
+                           tmp.sub("runs") + " --doc " + doc + " --plot-script /nonexistent.sh";
+  REQUIRE(std::system((base + " >" + log + " 2>&1").c_str()) == 0);
+  INFO(nl::test::read_bytes(log));
+  const std::string md = nl::test::read_bytes(doc);
+  for (const char* needle :
+       {"## Summary", "## 0. Does DyT train at all here?", "## 1. The phase table", "## 2. Saturation and the screening rule",
+        "## 3. Effective rank and noise sensitivity", "## 4. The SwiGLU cell", "| 20 KB | dyt@2 | 1337 |",
+        "plain dyt@2 (no fix)", "| swiglu | dyt@2 |", "Regenerate: `make -j2 build/release/regime_study && ",
+        "-27.3 %", "plot not made"})
+    CHECK_THAT(md, Contains(needle));
+  CHECK(md.find("@SUMMARY@") == std::string::npos);
+  CHECK(fs::exists(tmp.sub("runs") + "/20000/dyt_2/s1337/study_summary.txt"));
+  CHECK(fs::exists(tmp.sub("runs") + "/20000/dyt_2_plain/s1337/log.csv"));
+  CHECK(fs::exists(tmp.sub("runs") + "/all/ln/s1337/log.csv"));
+  // --reuse trains nothing: the report is rewritten from the summaries, the same tables
+  fs::remove(doc);
+  REQUIRE(std::system((base + " --reuse --note 'A reduced grid.' >" + log + " 2>&1").c_str()) == 0);
+  const std::string again = nl::test::read_bytes(doc);
+  CHECK_THAT(nl::test::read_bytes(log), Contains("(reused)"));
+  CHECK_THAT(again, Contains("**Note.** A reduced grid."));
+  CHECK(again.substr(again.find("## 1.")) == md.substr(md.find("## 1.")));
+  // bad flags are refused before any run, with exit code 2
+  const int bad = std::system((std::string(NL_BUILD_DIR) + "/regime_study --variants dyt@2,ln --out " + tmp.sub("bad") +
+                               " >" + log + " 2>&1")
+                                  .c_str());
+  CHECK(WEXITSTATUS(bad) == 2);
+  CHECK_THAT(nl::test::read_bytes(log), Contains("must start with ln"));
+  CHECK_FALSE(fs::exists(tmp.sub("bad")));
+}

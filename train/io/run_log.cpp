@@ -1,0 +1,102 @@
+#include "train/io/run_log.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "tensor/error.h"
+
+namespace nl {
+
+namespace {
+
+size_t fields(const std::string& line) { return 1 + (size_t)std::count(line.begin(), line.end(), ','); }
+
+}  // namespace
+
+std::vector<std::string> complete_rows_until(const std::string& path, int64_t step) {
+  std::vector<std::string> rows;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return rows;  // not a device that reads forever
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t start = text.find('\n');
+  if (start == std::string::npos) return rows;
+  const size_t columns = fields(text.substr(0, start));
+  // only lines that end in '\n': the last one of a killed run may stop anywhere
+  for (size_t end; ++start < text.size() && (end = text.find('\n', start)) != std::string::npos; start = end) {
+    const std::string line = text.substr(start, end - start);
+    char* stop = nullptr;
+    const long long s = std::strtoll(line.c_str(), &stop, 10);
+    if (stop == line.c_str() || *stop != ',' || fields(line) != columns) continue;
+    if (s <= step) rows.push_back(line);
+  }
+  return rows;
+}
+
+void create_out_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("cannot create the output folder ", dir, ": ", ec.message());
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) fail("cannot write ", tmp, ": ", std::strerror(errno));
+  errno = 0;
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+  int err = errno;
+  ok = std::fclose(f) == 0 && ok;
+  if (!err) err = errno;
+  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    std::remove(tmp.c_str());
+    fail("writing ", tmp, " failed: ", std::strerror(err ? err : EIO));
+  }
+}
+
+CsvLog::CsvLog(const std::string& path, const std::string& header, int64_t keep_until_step) : path_(path) {
+  // the kept rows go to a new file that replaces the old one by rename: a kill while
+  // it is written leaves the old log whole (rewriting in place lost rows that way)
+  std::string text = header + "\n";
+  if (keep_until_step >= 0)
+    for (const auto& r : complete_rows_until(path, keep_until_step)) text += r + "\n";
+  write_text_file(path, text);
+  f_ = std::fopen(path.c_str(), "a");
+  if (!f_) fail("cannot write ", path, ": ", std::strerror(errno));
+}
+
+CsvLog::~CsvLog() {
+  if (f_) std::fclose(f_);
+}
+
+void CsvLog::write_failed(int err) {
+  fail("writing ", path_, " failed: ", std::strerror(err ? err : EIO));
+}
+
+void CsvLog::row(const std::string& line) {
+  errno = 0;
+  if (std::fputs(line.c_str(), f_) < 0 || std::fputc('\n', f_) == EOF) write_failed(errno);
+}
+
+void CsvLog::flush() {
+  errno = 0;
+  if (std::fflush(f_) != 0 || std::ferror(f_)) write_failed(errno);
+}
+
+void CsvLog::sync() {
+  flush();
+  if (fsync(fileno(f_)) != 0) write_failed(errno);
+}
+
+}  // namespace nl

@@ -1,0 +1,53 @@
+#include "train/safety/nonfinite.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "tensor/error.h"
+
+namespace nl {
+
+namespace {
+
+bool all_finite(const float* x, int64_t n) {
+  // a sum of x * 0 is NaN exactly when some x is NaN or infinite; one vectorisable pass
+  float probe = 0.0f;
+#pragma omp simd reduction(+ : probe)
+  for (int64_t i = 0; i < n; ++i) probe += x[i] * 0.0f;
+  return probe == 0.0f;
+}
+
+}  // namespace
+
+std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat) {
+  const float* g = flat.grads.data();
+  const int64_t total = flat.grads.numel();
+  const bool loss_ok = std::isfinite(loss);
+  if (loss_ok && all_finite(g, total)) return "";
+  std::ostringstream os;
+  os << "non-finite ";
+  if (!loss_ok) os << "loss (" << loss << ") ";
+  os << "at step " << step;
+  for (size_t k = 0; k < flat.params.size(); ++k) {
+    const int64_t begin = flat.offsets[k];
+    const int64_t end = k + 1 < flat.offsets.size() ? flat.offsets[k + 1] : total;
+    if (all_finite(g + begin, end - begin)) continue;
+    int64_t bad = 0;
+    for (int64_t i = begin; i < end; ++i) bad += !std::isfinite(g[i]);
+    os << ": first non-finite gradient in parameter '" << flat.params[k].first << "' (" << bad << " of "
+       << end - begin << " values NaN or inf)";
+    return os.str();
+  }
+  os << " (every gradient is finite)";
+  return os.str();
+}
+
+NonFiniteAction parse_nonfinite_action(const std::string& text) {
+  if (text == "stop") return NonFiniteAction::Stop;
+  if (text == "skip") return NonFiniteAction::Skip;
+  fail("--on-nonfinite must be 'stop' or 'skip', got '", text, "'");
+}
+
+const char* to_string(NonFiniteAction action) { return action == NonFiniteAction::Stop ? "stop" : "skip"; }
+
+}  // namespace nl
