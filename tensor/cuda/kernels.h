@@ -15,6 +15,7 @@
 
 #include "tensor/norms.h"
 #include "tensor/ops.h"
+#include "tensor/optim.h"
 
 namespace nl::cuda {
 
@@ -99,20 +100,12 @@ Tensor bhyt_denom_forward(const Tensor& x, const Tensor& denom, const Tensor& ga
 BHyTDenomGrads bhyt_denom_backward(const Tensor& dy, const Tensor& x, const Tensor& denom, const Tensor& gamma,
                                    const Tensor& lambda);
 
-// ---- optimizer kernels over a flat parameter buffer (tensor/cuda/optim.cu)
-// Parameter i occupies [offsets[i], offsets[i+1]) of the buffers; decay[i] says whether
-// weight decay applies to it. Each update is one kernel over the whole buffer.
-struct ParamSegments {
-  Tensor offsets;  // int32 (P + 1) on the GPU
-  Tensor decay;    // int32 (P) on the GPU, 0 or 1
-};
-ParamSegments upload_segments(const std::vector<int64_t>& offsets, int64_t total, const std::vector<bool>& decay);
-// AdamW as train/optim/optim.cpp defines it, with the scalars the host computed for step t.
-void adamw_step(Tensor& values, const Tensor& grads, Tensor& m, Tensor& v, const ParamSegments& seg, float lr,
-                float weight_decay, float beta1, float beta2, float eps, float step_size, float bc2_sqrt);
-void sgd_step(Tensor& values, const Tensor& grads, Tensor& buf, const ParamSegments& seg, float lr, float momentum,
-              float weight_decay, bool started);
-double sum_squares(const Tensor& x);   // sum of x^2 over a contiguous tensor, in double
-void scale_(Tensor& x, float s);       // x *= s in place, contiguous
+// ---- optimizer kernels over a flat parameter buffer (tensor/optim.h; tensor/cuda/optim.cu)
+void adamw_step(Tensor& values, const Tensor& grads, Tensor& m, Tensor& v, const ParamSegments& segments,
+                const AdamWScalars& s);
+void sgd_step(Tensor& values, const Tensor& grads, Tensor& buf, const ParamSegments& segments, float lr,
+              float momentum, float weight_decay, bool started);
+double sum_squares(const Tensor& x);
+void scale_(Tensor& x, float s);
 
 }  // namespace nl::cuda

@@ -1,7 +1,7 @@
 // Optimizer updates over the flat parameter buffer (nn/module.h: flatten_parameters),
 // each one kernel over every parameter at once: a thread finds its parameter (for the
 // weight-decay flag) by binary search in the small offsets table. The update formulas
-// are train/optim/optim.cpp's, element for element. Also the two pieces of gradient clipping.
+// are tensor/optim.h's, element for element, as the CPU kernels compute them. Also the two pieces of gradient clipping.
 #include "tensor/cuda/common.cuh"
 #include "tensor/cuda/kernels.h"
 
@@ -81,25 +81,14 @@ void check_flat(const char* op, const Tensor& t, int64_t n) {
 
 }  // namespace
 
-ParamSegments upload_segments(const std::vector<int64_t>& offsets, int64_t total, const std::vector<bool>& decay) {
-  NL_CHECK(total < (1LL << 31), "optimizer: ", total, " parameters do not fit the int32 offsets of the cuda kernel");
-  NL_CHECK(!offsets.empty() && offsets.size() == decay.size(), "optimizer: no parameters to update");
-  std::vector<int32_t> off, dec;
-  for (int64_t o : offsets) off.push_back((int32_t)o);
-  off.push_back((int32_t)total);
-  for (bool d : decay) dec.push_back(d ? 1 : 0);
-  return {Tensor::from_ints(off, {(int64_t)off.size()}).to(Device::CUDA),
-          Tensor::from_ints(dec, {(int64_t)dec.size()}).to(Device::CUDA)};
-}
-
-void adamw_step(Tensor& values, const Tensor& grads, Tensor& m, Tensor& v, const ParamSegments& seg, float lr,
-                float weight_decay, float beta1, float beta2, float eps, float step_size, float bc2_sqrt) {
+void adamw_step(Tensor& values, const Tensor& grads, Tensor& m, Tensor& v, const ParamSegments& seg,
+                const AdamWScalars& s) {
   const int64_t n = values.numel();
   for (const Tensor* t : std::initializer_list<const Tensor*>{&values, &grads, &m, &v}) check_flat("adamw", *t, n);
   if (n == 0) return;
-  adamw_kernel<<<grid_for(n), kThreads>>>(values.data(), grads.data(), m.data(), v.data(), seg.offsets.idata(),
-                                          seg.decay.idata(), (int)seg.decay.numel(), n, lr, weight_decay, beta1,
-                                          beta2, eps, step_size, bc2_sqrt);
+  adamw_kernel<<<grid_for(n), kThreads>>>(values.data(), grads.data(), m.data(), v.data(), seg.device_offsets.idata(),
+                                          seg.device_decay.idata(), (int)seg.count(), n, s.lr, s.weight_decay,
+                                          s.beta1, s.beta2, s.eps, s.step_size, s.bc2_sqrt);
   check_launch("adamw");
 }
 
@@ -108,8 +97,8 @@ void sgd_step(Tensor& values, const Tensor& grads, Tensor& buf, const ParamSegme
   const int64_t n = values.numel();
   for (const Tensor* t : std::initializer_list<const Tensor*>{&values, &grads, &buf}) check_flat("sgd", *t, n);
   if (n == 0) return;
-  sgd_kernel<<<grid_for(n), kThreads>>>(values.data(), grads.data(), buf.data(), seg.offsets.idata(),
-                                        seg.decay.idata(), (int)seg.decay.numel(), n, lr, momentum, weight_decay,
+  sgd_kernel<<<grid_for(n), kThreads>>>(values.data(), grads.data(), buf.data(), seg.device_offsets.idata(),
+                                        seg.device_decay.idata(), (int)seg.count(), n, lr, momentum, weight_decay,
                                         started);
   check_launch("sgd");
 }

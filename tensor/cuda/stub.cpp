@@ -95,11 +95,7 @@ BHyTDenomGrads bhyt_denom_backward(const Tensor&, const Tensor&, const Tensor&, 
   NL_NO_CUDA("bhyt_denom_backward");
 }
 
-ParamSegments upload_segments(const std::vector<int64_t>&, int64_t, const std::vector<bool>&) {
-  NL_NO_CUDA("adamw");
-}
-void adamw_step(Tensor&, const Tensor&, Tensor&, Tensor&, const ParamSegments&, float, float, float, float, float,
-                float, float) {
+void adamw_step(Tensor&, const Tensor&, Tensor&, Tensor&, const ParamSegments&, const AdamWScalars&) {
   NL_NO_CUDA("adamw");
 }
 void sgd_step(Tensor&, const Tensor&, Tensor&, const ParamSegments&, float, float, float, bool) { NL_NO_CUDA("sgd"); }

@@ -4,12 +4,12 @@
 #include <string>
 
 #include "nn/module.h"
-#include "tensor/cuda/kernels.h"
+#include "tensor/optim.h"
 
 namespace nl {
 
-// The state lives on the parameters' device; on the GPU each step is one kernel over
-// the whole buffer (tensor/cuda/optim.cu).
+// The state lives on the parameters' device; each step is one kernel over the whole
+// buffer (tensor/optim.h: tensor/cpu/optim.cpp, tensor/cuda/optim.cu).
 //
 // AdamW as torch.optim.AdamW computes it (decoupled weight decay):
 //   p <- p (1 - lr wd)                       only for 2-D weights, as nanoGPT and llm.c
@@ -30,8 +30,7 @@ class AdamW {
   AdamWConfig config;
  private:
   FlatParameters& params_;
-  std::vector<bool> decay_;  // per parameter: has >= 2 dims
-  cuda::ParamSegments segments_;  // offsets and decay flags on the GPU (CUDA parameters only)
+  ParamSegments segments_;  // where each parameter sits; decay for those with >= 2 dims
   int64_t t_ = 0;
 };
 
@@ -44,8 +43,7 @@ class SGD {
   Tensor buf;
  private:
   FlatParameters& params_;
-  std::vector<bool> decay_;
-  cuda::ParamSegments segments_;
+  ParamSegments segments_;
   float momentum_, weight_decay_;
   bool started_ = false;
 };
