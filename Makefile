@@ -111,6 +111,16 @@ ifeq ($(MPI),1)
   endif
 endif
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
+
+# The studies' report templates (studies/*/*.md.in), compiled into the library as
+# string literals: `#include "studies/x/report.md.in.h"` inside a char array.
+TEMPLATES := $(wildcard studies/*/*.md.in)
+TEMPLATE_HEADERS := $(TEMPLATES:%=$(BUILD)/gen/%.h)
+CXXFLAGS += -I$(BUILD)/gen
+$(BUILD)/gen/%.md.in.h: %.md.in
+	@mkdir -p $(dir $@)
+	@{ printf 'R"NL_TEMPLATE('; cat $<; printf ')NL_TEMPLATE"\n'; } > $@
+$(LIB_OBJS): | $(TEMPLATE_HEADERS)
 LIB := $(BUILD)/libnormlab.a
 
 # the programs: thin mains over the layers, one file each
@@ -157,7 +167,7 @@ $(BUILD)/%: bench/%.cpp $(LIB)
 # libFuzzer targets, built only in the SANITIZE=fuzz build (scripts/fuzz.sh drives it),
 # from the tensor layer and the three parsers only: a third of the library to compile
 FUZZ_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp) tensor/cuda/stub.cpp train/io/safetensors.cpp \
-             train/data/fashion_mnist.cpp train/flags/args.cpp
+             train/data/fashion_mnist.cpp train/flags/flag_parser.cpp train/io/files.cpp
 FUZZ_OBJS := $(FUZZ_SRCS:%.cpp=$(BUILD)/%.o)
 $(BUILD)/%: fuzz/%.cpp $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)

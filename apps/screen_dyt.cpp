@@ -10,32 +10,28 @@
 // checkpoint at the screening step, go to --out: `train_gpt --resume` continues the run.
 #include <cstdio>
 
-#include "tensor/threads.h"
-#include "train/flags/args.h"
-#include "train/flags/gpt_flags.h"
 #include "studies/instruments/screening.h"
+#include "tensor/threads.h"
+#include "train/flags/gpt_flags.h"
+#include "train/flags/program.h"
 
 using namespace nl;
 
 int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
-  Args args("screen_dyt",
-            "Train the DyT model for the first 500 steps of a run and predict from its tanh saturation whether DyT "
-            "will beat LayerNorm (the paper's rule: saturation |alpha x| > 2 above 0.43). --norm defaults to dyt; "
-            "every other flag is train_gpt's.");
-  add_gpt_run_flags(args);
-  args.add("--screen-steps", "500", "the step at which the saturation is measured");
-  args.add("--screen-batches", "4", "held-out batches of 32 sequences the saturation is measured on");
-  try {
-    if (!args.parse(argc, argv)) return 0;
-    GPTRunConfig c = gpt_run_config_from(args);
-    if (!args.given("--norm")) c.model.norm.name = "dyt";
-    if (!args.given("--out")) c.out_dir = "runs/screen_dyt";
-    const ScreenResult r = screen_dyt(c, args.integer("--screen-steps"), args.integer("--screen-batches"));
-    std::printf("%s", screen_message(r).c_str());
+  return run_program("screen_dyt", [&] {
+    FlagParser p("screen_dyt",
+                 "Train the DyT model for the first 500 steps of a run and predict from its tanh saturation whether "
+                 "DyT will beat LayerNorm (the paper's rule: saturation |alpha x| > 2 above 0.43). --norm defaults "
+                 "to dyt; every other flag is train_gpt's.");
+    GPTRunConfig c;
+    c.model.norm.name = "dyt";
+    c.out_dir = "runs/screen_dyt";
+    add_gpt_run_flags(p, c);
+    ScreenSettings screen;
+    add_screen_flags(p, screen);
+    if (!p.parse(argc, argv)) return 0;
+    std::printf("%s", screen_message(screen_dyt(c, screen.steps, screen.batches)).c_str());
     return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "screen_dyt: error: %s\n", e.what());
-    return 2;
-  }
+  });
 }

@@ -20,7 +20,7 @@
 #include "nn/fold.h"
 #include "tensor/norms.h"
 #include "tensor/threads.h"
-#include "train/flags/args.h"
+#include "train/flags/flag_parser.h"
 #include "bench/bench_util.h"
 
 using namespace nl;
@@ -104,17 +104,21 @@ void bench_kernels(bool quick) {
 
 int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
-  Args args("bench_fold", "Inference speed of an ln GPT against its folded cbwc form, and LayerNorm vs RMSNorm kernels.");
-  args.add("--threads", "2", "CPU threads (OpenMP and OpenBLAS)");
-  args.add_switch("--quick", "few repetitions (a smoke test of the benchmark)");
+  FlagParser p("bench_fold",
+               "Inference speed of an ln GPT against its folded cbwc form, and LayerNorm vs RMSNorm kernels.");
+  std::vector<int64_t> thread_counts = {2};
+  add_thread_counts_flag(p, thread_counts);
+  bool quick = false;
+  add_quick_flag(p, quick);
   try {
-    if (!args.parse(argc, argv)) return 0;
-    set_num_threads((int)args.integer("--threads"));
-    const bool quick = args.on("--quick");
-    std::printf("bench_fold: %d threads%s\n", num_threads(), quick ? ", quick" : "");
+    if (!p.parse(argc, argv)) return 0;
     const auto t0 = Clock::now();
-    bench_models(quick);
-    bench_kernels(quick);
+    for (int64_t threads : thread_counts) {
+      set_num_threads((int)threads);
+      std::printf("bench_fold: %d threads%s\n", num_threads(), quick ? ", quick" : "");
+      bench_models(quick);
+      bench_kernels(quick);
+    }
     std::printf("\ntotal %.0f s\n", std::chrono::duration<double>(Clock::now() - t0).count());
     return 0;
   } catch (const std::exception& e) {

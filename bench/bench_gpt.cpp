@@ -34,8 +34,8 @@
 #include "tensor/allocator.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
-#include "train/flags/args.h"
-#include "train/optim/optim.h"
+#include "nn/norms/registry.h"
+#include "train/loop/trainer.h"
 
 using namespace nl;
 using namespace nl::bench;
@@ -151,18 +151,10 @@ class StepRunner {
   double train_step() {
     next_batch();
     const auto t0 = Clock::now();
-    {
-      profile::Scope scope("zero grads");
-      flat_.grads.fill_(0.0f);
-    }
-    Var loss = model_.loss(x_, y_);
-    loss.backward();
-    {
-      profile::Scope scope("optimizer (clip + AdamW)");
-      clip_grad_norm(flat_, 1.0f);
-      optim_->step(1e-3f);
-    }
-    last_loss_ = loss.item();
+    RunEnd end;
+    const StepOutcome s = nl::train_step([&] { return model_.loss(x_, y_); }, flat_, *optim_, 1e-3f, 1.0f, guard_, ++steps_, end);
+    NL_CHECK(s.grad_norm, "bench_gpt: ", end.fault);
+    last_loss_ = s.loss;
     return seconds_since(t0);
   }
   // seconds of one forward pass to the loss with no autograd recording (inference cost)
@@ -198,6 +190,8 @@ class StepRunner {
   GPT model_;
   FlatParameters flat_;
   std::unique_ptr<AdamW> optim_;
+  NonFiniteGuard guard_{NonFiniteAction::Stop, nullptr};
+  int64_t steps_ = 0;
   Tensor x_, y_;
   float last_loss_ = 0;
 };
@@ -388,42 +382,38 @@ GenerationRow generation_speed(const BenchConfig& bc, int threads) {
 
 int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
-  Args args("bench_gpt",
-            "Median ms per GPT training step (forward, backward, AdamW) per configuration, norm and thread count, "
-            "against the sgemm roof of the step measured in the same run, with a per-phase breakdown.");
-  args.add("--threads", "1,2", "CPU thread counts to run (OpenMP and OpenBLAS), comma separated");
-  args.add("--configs", "tiny,small", "configurations: tiny (L4 C128 T64 B16), small (L6 C384 T256 B8)");
-  args.add("--norms", "ln,rms,cbwc,dyt,bhyt", "norms to run (any of ln, rms, cbwc, dyt, bhyt, bhyt-exact)");
-  args.add("--steps", "0", "timed steps after one warm-up step (0: tiny 20, small 3)");
-  args.add("--breakdown", "first", "per-phase breakdown for: first (the first norm), all, none");
-  args.add("--compare", "rms,bhyt,bhyt-exact",
-           "norms timed side by side at the last thread count, steps interleaved, as ratios to the first (empty: skip)");
-  args.add("--compare-steps", "0", "interleaved rounds of the comparison (0: tiny 30, small 5)");
-  args.add_switch("--no-generation", "skip the generation table (batch 1, key/value cache against none)");
-  args.add("--json", "", "also write the results to this JSON file");
+  FlagParser p("bench_gpt",
+               "Median ms per GPT training step (forward, backward, AdamW) per configuration, norm and thread count, "
+               "against the sgemm roof of the step measured in the same run, with a per-phase breakdown.");
+  std::vector<int64_t> thread_counts = {1, 2};
+  add_thread_counts_flag(p, thread_counts);
+  std::vector<std::string> config_names = {"tiny", "small"}, norms = {"ln", "rms", "cbwc", "dyt", "bhyt"},
+                           compared = {"rms", "bhyt", "bhyt-exact"};
+  add_configs_flag(p, config_names, {"tiny", "small"}, "configurations: tiny (L4 C128 T64 B16), small (L6 C384 T256 B8)");
+  add_norms_list_flag(p, norms);
+  int64_t steps_flag = 0, compare_steps_flag = 0;
+  add_timed_steps_flag(p, steps_flag, "timed steps after one warm-up step (0: tiny 20, small 3)");
+  std::string breakdown = "first";
+  p.choice("--breakdown", breakdown, {"first", "all", "none"},
+           "per-phase breakdown for: first (the first norm), all, none");
+  p.custom(
+      "--compare", "rms,bhyt,bhyt-exact", [&](const std::string& v) { compared = split_list(v); },
+      "norms timed side by side at the last thread count, steps interleaved, as ratios to the first (empty: skip)");
+  p.integer("--compare-steps", compare_steps_flag, 0, 1000000,
+            "interleaved rounds of the comparison (0: tiny 30, small 5)");
+  bool no_generation = false;
+  p.toggle("--no-generation", no_generation, "skip the generation table (batch 1, key/value cache against none)");
+  std::string json_path;
+  add_json_flag(p, json_path);
+  std::vector<BenchConfig> configs;
+  p.check([&] {
+    for (const auto& name : config_names)
+      configs.push_back(*std::find_if(known_configs().begin(), known_configs().end(),
+                                      [&](const BenchConfig& c) { return c.name == name; }));
+    for (const auto& n : compared) norm_kind(n);
+  });
   try {
-    if (!args.parse(argc, argv)) return 0;
-    const std::vector<int> thread_counts = parse_thread_counts(args.str("--threads"));
-    const int64_t steps_flag = args.integer("--steps");
-    NL_CHECK(steps_flag >= 0, "--steps must be >= 0");
-    const std::string breakdown = args.str("--breakdown");
-    NL_CHECK(breakdown == "first" || breakdown == "all" || breakdown == "none",
-             "--breakdown must be first, all or none, got '", breakdown, "'");
-    std::vector<BenchConfig> configs;
-    for (const auto& name : split_list(args.str("--configs"))) {
-      auto it = std::find_if(known_configs().begin(), known_configs().end(),
-                             [&](const BenchConfig& c) { return c.name == name; });
-      NL_CHECK(it != known_configs().end(), "--configs: unknown configuration '", name, "' (tiny, small)");
-      configs.push_back(*it);
-    }
-    const std::vector<std::string> norms = split_list(args.str("--norms"));
-    for (const auto& n : norms) check_norm_name(n);
-    NL_CHECK(!configs.empty() && !norms.empty(), "--configs and --norms must name at least one each");
-    const std::vector<std::string> compared = split_list(args.str("--compare"));
-    for (const auto& n : compared) check_norm_name(n);
-    const int64_t compare_steps_flag = args.integer("--compare-steps");
-    NL_CHECK(compare_steps_flag >= 0, "--compare-steps must be >= 0");
-
+    if (!p.parse(argc, argv)) return 0;
     std::printf("bench_gpt: median over the timed steps after one warm-up step; load average %s\n",
                 load_average().c_str());
     std::vector<Result> results;
@@ -489,7 +479,7 @@ int main(int argc, char** argv) {
     }
 
     std::vector<GenerationRow> generation;
-    if (!args.on("--no-generation")) {
+    if (!no_generation) {
       const int threads = thread_counts.back();
       set_num_threads(threads);
       std::printf("\ngeneration, batch 1, greedy, ln model, %d thread%s: tokens/s with the key/value cache and with a "
@@ -507,7 +497,7 @@ int main(int argc, char** argv) {
       }
     }
 
-    if (!args.str("--json").empty()) {
+    if (!json_path.empty()) {
       std::vector<JsonRecord> runs, phases, compare, gen_rows;
       for (const GenerationRow& g : generation)
         gen_rows.push_back(JsonRecord()
@@ -551,12 +541,13 @@ int main(int argc, char** argv) {
                               .num("train_ratio", c.train_ratio)
                               .num("forward_ms", c.forward_ms)
                               .num("forward_ratio", c.forward_ratio));
-      std::ofstream js(args.str("--json"));
-      NL_CHECK(js.good(), "cannot write --json file ", args.str("--json"));
-      js << "{\n  \"benchmark\": \"bench_gpt\",\n  \"load_average_at_end\": \"" << load_average()
-         << "\",\n  \"roofs\": " << json_list(roofs) << ",\n  \"results\": " << json_list(runs)
-         << ",\n  \"phases\": " << json_list(phases) << ",\n  \"comparison\": " << json_list(compare)
-         << ",\n  \"generation\": " << json_list(gen_rows) << "\n}\n";
+      write_json(json_path, {{"benchmark", "bench_gpt"},
+                             {"load_average_at_end", load_average()},
+                             {"roofs", json_list(roofs)},
+                             {"results", json_list(runs)},
+                             {"phases", json_list(phases)},
+                             {"comparison", json_list(compare)},
+                             {"generation", json_list(gen_rows)}});
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpt: %s\n", e.what());

@@ -16,8 +16,8 @@
 #include "nn/gpt.h"
 #include "tensor/allocator.h"
 #include "tensor/cuda/kernels.h"
-#include "train/flags/args.h"
-#include "train/optim/optim.h"
+#include "train/flags/flag_parser.h"
+#include "train/loop/trainer.h"
 
 using namespace nl;
 
@@ -67,6 +67,7 @@ void bench_model(const GpuConfig& c, const std::string& norm, int steps) {
   model.to(Device::CUDA);
   FlatParameters flat = flatten_parameters(model);
   AdamW optim(flat, AdamWConfig{});
+  NonFiniteGuard guard(NonFiniteAction::Stop, nullptr);
   const Tensor x = random_ids(data, c.batch, c.context, c.vocab), y = random_ids(data, c.batch, c.context, c.vocab);
   std::vector<double> times;
   int64_t allocs_after_first = 0;
@@ -75,12 +76,11 @@ void bench_model(const GpuConfig& c, const std::string& norm, int steps) {
   for (int step = 0; step <= steps; ++step) {
     cuda::synchronize();
     const auto t0 = std::chrono::steady_clock::now();
-    flat.grads.fill_(0.0f);
-    Var loss = model.loss(x.to(Device::CUDA), y.to(Device::CUDA));
-    loss.backward();
-    clip_grad_norm(flat, 1.0f);
-    optim.step(1e-4f);
-    loss_value = loss.item();  // waits for the step
+    RunEnd end;
+    const StepOutcome s = train_step([&] { return model.loss(x.to(Device::CUDA), y.to(Device::CUDA)); }, flat, optim,
+                                     1e-4f, 1.0f, guard, step + 1, end);
+    NL_CHECK(s.grad_norm, "bench_gpu: ", end.fault);
+    loss_value = s.loss;  // the loss's item() waited for the step
     const double dt = seconds_since(t0);
     if (step == 0) allocs_after_first = allocator_stats(Device::CUDA).system_allocs;
     else times.push_back(dt);
@@ -118,30 +118,33 @@ void bench_matmul(int64_t M, int64_t K, int64_t N, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args args("bench_gpu", "GPT training steps and matmuls on the GPU (median ms/step, tok/s, GFLOP/s).");
-  args.add("--configs", "small,gpt2-124M", "configurations: small (L6 C384 T256 B8), gpt2-124M (L12 C768 T1024 B8)");
-  args.add("--norm", "ln", "norm of the model: ln, rms, cbwc, dyt or bhyt");
-  args.add("--steps", "10", "timed steps after one warm-up step");
-  args.add_switch("--tf32", "let cuBLAS use TF32 tensor cores (default: plain fp32)");
+  FlagParser p("bench_gpu", "GPT training steps and matmuls on the GPU (median ms/step, tok/s, GFLOP/s).");
+  std::vector<std::string> configs = {"small", "gpt2-124M"}, norms = {"ln"};
+  add_configs_flag(p, configs, {"small", "gpt2-124M"},
+                   "configurations: small (L6 C384 T256 B8), gpt2-124M (L12 C768 T1024 B8)");
+  add_norms_list_flag(p, norms);
+  int64_t steps = 10;
+  add_timed_steps_flag(p, steps, "timed steps after one warm-up step");
+  bool tf32 = false;
+  p.toggle("--tf32", tf32, "let cuBLAS use TF32 tensor cores (default: plain fp32)");
   try {
-    if (!args.parse(argc, argv)) return 0;
+    if (!p.parse(argc, argv)) return 0;
     NL_CHECK(cuda_available(), "bench_gpu: no GPU (", cuda::device_description(), ")");
-    cuda::set_tf32(args.on("--tf32"));
+    cuda::set_tf32(tf32);
     std::printf("bench_gpu on %s, matmul math: %s\n", cuda::device_description().c_str(),
                 cuda::tf32() ? "TF32 tensor cores" : "plain fp32 (no TF32)");
-    for (const auto& name : split_list(args.str("--configs"))) {
-      auto it = std::find_if(kConfigs.begin(), kConfigs.end(), [&](const GpuConfig& c) { return c.name == name; });
-      NL_CHECK(it != kConfigs.end(), "bench_gpu: unknown configuration '", name, "' (small, gpt2-124M)");
-      bench_model(*it, args.str("--norm"), (int)args.integer("--steps"));
-    }
+    for (const auto& name : configs)
+      for (const auto& norm : norms)
+        bench_model(*std::find_if(kConfigs.begin(), kConfigs.end(), [&](const GpuConfig& c) { return c.name == name; }),
+                    norm, (int)steps);
     // the shapes of gpt2-124M's linear layers (B T = 8192 rows)
     bench_matmul(8192, 768, 2304, 20);
     bench_matmul(8192, 768, 3072, 20);
     bench_matmul(8192, 3072, 768, 20);
     bench_matmul(4096, 4096, 4096, 10);
   } catch (const Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
+    std::fprintf(stderr, "bench_gpu: error: %s\n", e.what());
+    return 2;
   }
   return 0;
 }

@@ -27,7 +27,6 @@
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
-#include "train/flags/args.h"
 #include "bench/bench_util.h"
 
 using namespace nl;
@@ -285,18 +284,20 @@ void bench_norms(int threads, int reps, std::vector<JsonRecord>& out, int64_t ro
 
 int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
-  Args args("bench_ops", "GFLOP/s of nl::matmul against direct sgemm, and GB/s of copies, add, softmax and the norm "
-                         "kernels against memcpy.");
-  args.add("--threads", "1,2", "thread counts to run, comma separated");
-  args.add("--reps", "15", "timed repetitions per kernel (the median is reported)");
-  args.add_switch("--quick", "5 repetitions instead of --reps");
-  args.add("--json", "", "also write the numbers to this JSON file");
-  args.add("--sections", "abc", "which sections to run: a (matmul), b (bandwidth), c (norm kernels)");
+  FlagParser p("bench_ops", "GFLOP/s of nl::matmul against direct sgemm, and GB/s of copies, add, softmax and the "
+                            "norm kernels against memcpy.");
+  std::vector<int64_t> thread_counts = {1, 2};
+  add_thread_counts_flag(p, thread_counts);
+  int64_t reps_flag = 15;
+  p.integer("--reps", reps_flag, 1, 100000, "timed repetitions per kernel (the median is reported)");
+  bool quick = false;
+  add_quick_flag(p, quick);
+  std::string json_path, wanted = "abc";
+  add_json_flag(p, json_path);
+  p.text("--sections", wanted, "which sections to run: a (matmul), b (bandwidth), c (norm kernels)");
   try {
-    if (!args.parse(argc, argv)) return 0;
-    const std::vector<int> thread_counts = parse_thread_counts(args.str("--threads"));
-    const int reps = args.on("--quick") ? 5 : (int)args.integer("--reps");
-    NL_CHECK(reps > 0, "--reps must be positive");
+    if (!p.parse(argc, argv)) return 0;
+    const int reps = quick ? 5 : (int)reps_flag;
     std::printf("bench_ops: medians of %d repetitions; thread counts:", reps);
     for (int t : thread_counts) std::printf(" %d", t);
     std::printf("; load average %s\n", load_average().c_str());
@@ -318,7 +319,6 @@ int main(int argc, char** argv) {
     for (int t : thread_counts) {
       set_num_threads(t);
       NL_CHECK(num_threads() == t, "asked for ", t, " threads, OpenMP gives ", num_threads());
-      const std::string wanted = args.str("--sections");
       if (wanted.find('a') != std::string::npos) section("a", t, [&] { bench_matmul(cases, t, reps, mm); });
       if (wanted.find('b') != std::string::npos) section("b", t, [&] { bench_bandwidth(t, reps, bw); });
       if (wanted.find('c') != std::string::npos) section("c", t, [&] {
@@ -326,14 +326,14 @@ int main(int argc, char** argv) {
           bench_norms(t, reps, bw, 2048);
         });
     }
-    if (!args.str("--json").empty()) {
-      std::ofstream js(args.str("--json"));
-      NL_CHECK(js.good(), "cannot write --json file ", args.str("--json"));
-      js << "{\n  \"benchmark\": \"bench_ops\",\n  \"reps\": " << reps << ",\n  \"threads\": [";
-      for (size_t i = 0; i < thread_counts.size(); ++i) js << (i ? ", " : "") << thread_counts[i];
-      js << "],\n  \"load_average_at_end\": \"" << load_average() << "\",\n  \"matmul\": " << json_list(mm)
-         << ",\n  \"bandwidth\": " << json_list(bw) << ",\n  \"core_share\": " << json_list(shares) << "\n}\n";
-    }
+    if (!json_path.empty())
+      write_json(json_path, {{"benchmark", "bench_ops"},
+                             {"reps", reps},
+                             {"threads", thread_counts},
+                             {"load_average_at_end", load_average()},
+                             {"matmul", json_list(mm)},
+                             {"bandwidth", json_list(bw)},
+                             {"core_share", json_list(shares)}});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_ops: %s\n", e.what());
     return 2;

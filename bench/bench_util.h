@@ -1,6 +1,7 @@
 // Timing helpers shared by the benchmarks (bench_ops, bench_gpt, bench_fold): medians,
 // interleaved timing of the two sides of a ratio, the share of the cores a process
-// got, the load average, and a small JSON writer. Nothing here passes or fails on time.
+// got, the load average, JSON records (nlohmann-json underneath) and the flags every
+// benchmark takes. Nothing here passes or fails on time.
 #pragma once
 #include <sys/resource.h>
 
@@ -15,7 +16,10 @@
 #include <vector>
 
 #include "tensor/error.h"
-#include "train/flags/args.h"
+#include <nlohmann/json.hpp>
+
+#include "nn/norms/registry.h"
+#include "train/flags/flag_parser.h"
 
 namespace nl::bench {
 
@@ -44,18 +48,50 @@ inline std::string load_average() {
   return (f >> one) ? one : std::string("unknown");
 }
 
-// "1,2" -> {1, 2}: the --threads list of a benchmark; anything but positive integers
-// separated by commas is an error naming the flag.
-inline std::vector<int> parse_thread_counts(const std::string& s) {
-  std::vector<int> v;
-  for (const std::string& item : split_list(s)) {
-    char* end = nullptr;
-    const long x = std::strtol(item.c_str(), &end, 10);
-    NL_CHECK(*end == '\0' && x > 0, "--threads needs positive integers separated by commas, got '", s, "'");
-    v.push_back((int)x);
-  }
-  NL_CHECK(!v.empty(), "--threads is empty");
-  return v;
+// --threads 1,2: the thread counts a benchmark sweeps (each positive).
+inline void add_thread_counts_flag(FlagParser& p, std::vector<int64_t>& counts) {
+  p.integer_list("--threads", counts, 1, 1024, "CPU thread counts to run (OpenMP and OpenBLAS), comma separated",
+                 FlagRole::Setting);
+}
+
+// --norms: the norms a benchmark times, each checked against the registry.
+inline void add_norms_list_flag(FlagParser& p, std::vector<std::string>& norms) {
+  p.list("--norms", norms, "norms to run (" + norm_choices(", ") + ")");
+  p.check([&norms] {
+    for (const auto& n : norms) norm_kind(n);
+  });
+}
+
+// --configs: the benchmark configurations to run, each one of `known`.
+inline void add_configs_flag(FlagParser& p, std::vector<std::string>& configs, const std::vector<std::string>& known,
+                             const std::string& help) {
+  p.list("--configs", configs, help);
+  p.check([&configs, known] {
+    for (const auto& c : configs)
+      NL_CHECK(std::find(known.begin(), known.end(), c) != known.end(), "--configs: unknown configuration '", c, "'");
+  });
+}
+
+// --steps: timed steps after the warm-up (0: each configuration's own number).
+inline void add_timed_steps_flag(FlagParser& p, int64_t& steps, const std::string& help) {
+  p.integer("--steps", steps, 0, 1000000, help);
+}
+
+// --quick: a smoke test of the benchmark, few repetitions.
+inline void add_quick_flag(FlagParser& p, bool& quick) {
+  p.toggle("--quick", quick, "few repetitions (a smoke test of the benchmark)");
+}
+
+// --json FILE: where a benchmark also writes its numbers (empty: nowhere).
+inline void add_json_flag(FlagParser& p, std::string& path) {
+  p.text("--json", path, "also write the results to this JSON file", FlagRole::Setting);
+}
+
+// Writes a benchmark's JSON document, failing with the file's name.
+inline void write_json(const std::string& path, const nlohmann::ordered_json& doc) {
+  std::ofstream js(path);
+  js << doc.dump(2) << "\n";
+  NL_CHECK(js.good(), "cannot write --json file ", path);
 }
 
 inline double cpu_seconds() {
@@ -123,31 +159,23 @@ inline Timings time_interleaved(const std::vector<std::function<void()>>& fns, i
   return out;
 }
 
-// A minimal JSON writer: flat records and lists of them.
+// A flat JSON record built field by field.
 struct JsonRecord {
-  std::vector<std::pair<std::string, std::string>> fields;
+  nlohmann::ordered_json fields = nlohmann::ordered_json::object();
   JsonRecord& num(const std::string& k, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    fields.emplace_back(k, buf);
+    fields[k] = v;
     return *this;
   }
   JsonRecord& str(const std::string& k, const std::string& v) {
-    fields.emplace_back(k, "\"" + v + "\"");
+    fields[k] = v;
     return *this;
-  }
-  std::string dump() const {
-    std::string s = "{";
-    for (size_t i = 0; i < fields.size(); ++i)
-      s += (i ? ", \"" : "\"") + fields[i].first + "\": " + fields[i].second;
-    return s + "}";
   }
 };
 
-inline std::string json_list(const std::vector<JsonRecord>& rs) {
-  std::string s = "[";
-  for (size_t i = 0; i < rs.size(); ++i) s += (i ? ",\n    " : "\n    ") + rs[i].dump();
-  return s + (rs.empty() ? "]" : "\n  ]");
+inline nlohmann::ordered_json json_list(const std::vector<JsonRecord>& rs) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const JsonRecord& r : rs) a.push_back(r.fields);
+  return a;
 }
 
 }  // namespace nl::bench

@@ -750,7 +750,11 @@ FoldReport detect_in_eval_mode(Module& model, const std::function<Var()>& forwar
 
 std::set<std::string> check_cbwc_sites(const std::string& model_kind, const NormConfig& norm, int64_t layers,
                                        const FoldReport& report) {
-  NL_CHECK(norm.name == "ln", "fold: the model's norm is '", norm.name, "'; only an ln model can be folded");
+  std::string foldable;
+  for (const NormKind& k : norm_kinds())
+    if (!k.folds_into.empty()) foldable += (foldable.empty() ? "" : " or ") + k.name;
+  NL_CHECK(!norm_kind(norm.name).folds_into.empty(), "fold: the model's norm is '", norm.name, "'; only an ",
+           foldable, " model can be folded");
   const int64_t sites = 2 * layers + 1;
   NL_CHECK((int64_t)report.norms.size() == sites, "fold: the graph has ", report.norms.size(), " ", report.norm_op,
            " nodes, the ", model_kind, " has ", sites, " norm sites");

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "nn/gpt.h"
+#include "nn/model_json.h"  // the descriptions fold_ln reads back
 #include "nn/vit.h"
 
 namespace nl {
@@ -131,10 +132,6 @@ void set_blocks_folded(const std::vector<std::shared_ptr<Block>>& blocks, bool f
 
 // ---- GPT: folding an `ln` model into its `cbwc` form (nn/fold_gpt.cpp)
 
-// Reads the model description checkpoints store (train/gpt/gpt_run.cpp writes it):
-// {"vocab": 256, "layers": 4, "dim": 128, "heads": 4, "context": 64, "norm": "ln", ...}.
-GPTConfig gpt_config_from_json(const std::string& json);
-
 // The report for one eval-mode forward pass of `model` (a few tokens: the structure of
 // the graph is what counts), its modules' dotted names attached.
 FoldReport detect_gpt(GPT& model);
@@ -149,9 +146,6 @@ FoldReport detect_gpt(GPT& model);
 std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& report, bool weights_folded = true);
 
 // ---- ViT: the same for an `ln` ViT (nn/fold_vit.cpp)
-
-// Reads the ViT description train/vit/vit_run.cpp stores: {"arch": "vit", "image": 28, ...}.
-ViTConfig vit_config_from_json(const std::string& json);
 
 // The report for one eval-mode forward pass of `model` on one blank image.
 FoldReport detect_vit(ViT& model);

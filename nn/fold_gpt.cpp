@@ -7,35 +7,6 @@
 
 namespace nl {
 
-GPTConfig gpt_config_from_json(const std::string& json) {
-  const ModelDescription d(json);
-  GPTConfig c;
-  c.vocab = d.integer("vocab");
-  c.layers = d.integer("layers");
-  c.dim = d.integer("dim");
-  c.heads = d.integer("heads");
-  c.context = d.integer("context");
-  c.norm.name = d.str("norm");
-  c.norm.eps = d.real("eps", c.norm.eps);
-  c.norm.dyt_alpha0 = d.real("dyt_alpha0", c.norm.dyt_alpha0);
-  c.norm.bhyt_lambda0 = d.real("bhyt_lambda0", c.norm.bhyt_lambda0);
-  c.norm.bhyt_p = d.real("bhyt_p", c.norm.bhyt_p);
-  // folding is derived for Pre-LN blocks; an lns model has pre's parameter names, so
-  // without this check it would load and silently compute another function
-  if (d.has("block")) {
-    c.block = d.str("block");
-    NL_CHECK(c.block == "pre", "model description: block '", c.block,
-             "' cannot be folded here (only pre-norm blocks are supported)");
-  }
-  // the regime study's options (nn/gpt.h) change parameters and the function computed;
-  // the folding here is derived and tested for the plain GPT only
-  for (const char* option : {"mlp", "emb_scale0", "final_norm"})
-    NL_CHECK(!d.has(option), "model description: option '", option, "' = ", d.str(option),
-             " cannot be folded here (only the plain GPT is supported)");
-  c.validate();
-  return c;
-}
-
 FoldReport detect_gpt(GPT& model) {
   const int64_t T = std::min<int64_t>(model.config.context, 8);
   return detect_in_eval_mode(model, [&] { return model.forward(Tensor::from_ints(std::vector<int32_t>(T, 0), {1, T})); });
@@ -43,6 +14,12 @@ FoldReport detect_gpt(GPT& model) {
 
 std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& rep, bool weights_folded) {
   const GPTConfig& cfg = ln_model.config;
+  // folding is derived and tested for the plain Pre-LN GPT: an lns model has pre's
+  // parameter names, so without these checks it would fold and compute another function
+  NL_CHECK(cfg.block == "pre", "fold: block '", cfg.block, "' cannot be folded here (only pre-norm blocks are supported)");
+  NL_CHECK(cfg.mlp == "gelu" && cfg.emb_scale0 == 0.0f && cfg.final_norm.empty(), "fold: the options mlp '", cfg.mlp,
+           "', emb_scale0 ", cfg.emb_scale0, ", final_norm '", cfg.final_norm,
+           "' cannot be folded here (only the plain GPT is supported)");
   // the plan must be what the cbwc GPT does (nn/gpt.cpp), no more and no less
   const std::set<std::string> expected = check_cbwc_sites("GPT", cfg.norm, cfg.layers, rep);
   std::set<std::string> planned;
@@ -70,7 +47,7 @@ std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& rep, bool weights
     NL_CHECK(planned.count(name), "fold: the plan leaves ", name, " uncentred; the cbwc GPT centres it");
 
   GPTConfig folded_cfg = cfg;
-  folded_cfg.norm.name = "cbwc";
+  folded_cfg.norm.name = norm_kind(cfg.norm.name).folds_into;
   Generator unused(0);
   auto folded = std::make_shared<GPT>(folded_cfg, unused);
   load_folded(ln_model, *folded, rep.plan);

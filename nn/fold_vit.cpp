@@ -7,26 +7,6 @@
 
 namespace nl {
 
-ViTConfig vit_config_from_json(const std::string& json) {
-  const ModelDescription d(json);
-  NL_CHECK(d.has("arch") && d.str("arch") == "vit", "model description: not a ViT (no \"arch\": \"vit\") in ", json);
-  ViTConfig c;
-  c.image = d.integer("image");
-  c.channels = d.integer("channels");
-  c.patch = d.integer("patch");
-  c.classes = d.integer("classes");
-  c.layers = d.integer("layers");
-  c.dim = d.integer("dim");
-  c.heads = d.integer("heads");
-  c.norm.name = d.str("norm");
-  c.norm.eps = d.real("eps", c.norm.eps);
-  c.norm.dyt_alpha0 = d.real("dyt_alpha0", c.norm.dyt_alpha0);
-  c.norm.bhyt_lambda0 = d.real("bhyt_lambda0", c.norm.bhyt_lambda0);
-  c.norm.bhyt_p = d.real("bhyt_p", c.norm.bhyt_p);
-  c.validate();
-  return c;
-}
-
 FoldReport detect_vit(ViT& model) {
   const ViTConfig& c = model.config;
   return detect_in_eval_mode(model, [&] { return model.forward(Var(Tensor::zeros({1, c.channels, c.image, c.image}))); });
@@ -62,7 +42,7 @@ std::shared_ptr<ViT> fold_vit(ViT& ln_model, const FoldReport& rep, bool weights
     NL_CHECK(planned.count(name), "fold: the plan leaves ", name, " uncentred; the cbwc ViT centres it");
 
   ViTConfig folded_cfg = cfg;
-  folded_cfg.norm.name = "cbwc";
+  folded_cfg.norm.name = norm_kind(cfg.norm.name).folds_into;
   Generator unused(0);
   auto folded = std::make_shared<ViT>(folded_cfg, unused);
   load_folded(ln_model, *folded, rep.plan);

@@ -8,7 +8,7 @@
 namespace nl {
 
 void GPTConfig::validate() const {
-  check_norm_name(norm.name);
+  norm_kind(norm.name);  // throws naming the choices
   check_block_name(block);
   NL_CHECK(vocab > 0 && layers > 0 && dim > 0 && heads > 0 && context > 0,
            "gpt config: vocab, layers, dim, heads and context must be positive");
@@ -19,44 +19,39 @@ void GPTConfig::validate() const {
   check_mlp_name(mlp);
   NL_CHECK(std::isfinite(emb_scale0) && emb_scale0 >= 0.0f, "gpt config: --emb-scale must be a number >= 0, got ",
            emb_scale0);
-  if (!final_norm.empty()) check_norm_name(final_norm);
+  if (!final_norm.empty()) norm_kind(final_norm);
 }
 
 GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
   c.validate();
   wte = register_module("wte", std::make_shared<Embedding>(c.vocab, c.dim, gen));
   wpe = register_module("wpe", std::make_shared<Embedding>(c.context, c.dim, gen));
-  for (int64_t l = 0; l < c.layers; ++l)
-    blocks.push_back(register_module("blocks." + std::to_string(l),
-                                     std::make_shared<Block>(c.dim, c.heads, true, c.norm, (int)c.layers, gen,
-                                                             c.block, l + 1, c.dropout, &dropout_gen, c.mlp)));
+  BlockConfig b;
+  b.dim = c.dim, b.heads = c.heads, b.causal = true, b.norm = c.norm, b.variant = c.block, b.layers = c.layers;
+  b.mlp = c.mlp, b.dropout = c.dropout, b.dropout_gen = &dropout_gen;
+  for (int64_t l = 0; l < c.layers; ++l) {
+    b.layer = l + 1;
+    blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
+  }
   NormConfig final_norm = c.norm;
   if (!c.final_norm.empty()) final_norm.name = c.final_norm;
-  ln_f = register_module("ln_f", make_norm(final_norm, c.dim));
+  ln_f = register_module("ln_f", make_norm(final_norm, c.dim, NormPlace::Final));
   // after every other parameter, so that pre's parameter order (and checkpoints) stay as they were
-  if (c.block == "peri") emb_norm = register_module("emb_norm", make_norm(c.norm, c.dim));
+  if (c.block == "peri") emb_norm = register_module("emb_norm", make_norm(c.norm, c.dim, NormPlace::Embedding));
   if (c.emb_scale0 > 0.0f) emb_scale = register_parameter("emb_scale", Tensor::full({1}, c.emb_scale0));
 }
 
-void GPT::set_probe(ActivationProbe* probe) {
+ActivationProbe* GPT::set_probe(ActivationProbe* probe) {
+  ActivationProbe* previous = probe_;
   probe_ = probe;
   for (auto& block : blocks) block->probe = probe;
-}
-
-static float rms_of(const Tensor& x) {
-  if (x.device() != Device::CPU)  // on the GPU: reduced there, one number comes back
-    return (float)std::sqrt((double)sum(mul(x, x)).item() / (double)std::max<int64_t>(x.numel(), 1));
-  const float* p = x.data();
-  const int64_t n = x.numel();
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += (double)p[i] * p[i];
-  return (float)std::sqrt(s / (double)std::max<int64_t>(n, 1));
+  return previous;
 }
 
 Var GPT::probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* site) const {
   profile::Scope scope("norm");
   Var y = norm.forward(x);
-  if (probe_) {
+  if (probe_ && probe_->wants_detail()) {
     probe_->record(layer, site, y.value());
     Tensor arg = norm.pre_tanh(x.value());
     if (arg.defined()) probe_->record(layer, std::string(site) + ".pre_tanh", arg);
@@ -81,7 +76,7 @@ Var GPT::stream_start(const Var& e) const {
   profile::Scope scope("embedding");
   Var x = e;
   if (emb_scale.defined()) x = ag::mul(x, emb_scale);  // d/d scale: sum of (dL/dx) * e
-  if (config.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));  // centre the stream once
+  if (norm_kind(config.norm.name).centres_stream) x = ag::sub(x, ag::mean(x, {-1}, true));  // centre the stream once
   if (emb_norm) x = probed_norm(*emb_norm, x, 0, "emb_norm");
   return x;
 }
@@ -90,12 +85,7 @@ Var GPT::forward_embedded(const Var& e) const {
   NL_CHECK(e.dim() == 3 && e.shape()[2] == config.dim && e.shape()[1] <= config.context,
            "gpt: the embedding must be (B, T <= ", config.context, ", ", config.dim, "), got ", describe(e.value()));
   Var x = stream_start(e);
-  residual_rms_.clear();
-  for (const auto& block : blocks) {
-    residual_rms_.push_back(rms_of(x.value()));
-    x = block->forward(x);
-  }
-  residual_rms_.push_back(rms_of(x.value()));
+  for (const auto& block : blocks) x = block->forward(x);
   if (probe_) probe_->record(config.layers, "resid", x.value());
   x = probed_norm(*ln_f, x, config.layers, "ln_f");
   profile::Scope scope("lm head");

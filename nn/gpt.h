@@ -58,13 +58,11 @@ class GPT : public Module {
   Var forward_embedded(const Var& e) const;
   // mean cross-entropy of the next-token targets int32 (B, T)
   Var loss(const Tensor& ids, const Tensor& targets) const;
-  // RMS of the residual stream entering each block and leaving the last (L + 1
-  // values), from the most recent forward.
-  const std::vector<float>& residual_rms() const { return residual_rms_; }
-  // Makes every later forward report its intermediate tensors to `probe` (null: stop).
-  // Besides the blocks' sites (nn/block.h) the model reports, at layer L, "resid" (the
-  // stream leaving the last block) and "ln_f"; in peri "emb_norm" at layer 0.
-  void set_probe(ActivationProbe* probe);
+  // Makes every later forward report its intermediate tensors to `probe` (null: stop);
+  // returns the probe it replaces. Besides the blocks' sites (nn/probe.h) the model
+  // reports, at layer L, "resid" (the stream leaving the last block) and "ln_f"; in
+  // peri "emb_norm" at layer 0.
+  ActivationProbe* set_probe(ActivationProbe* probe);
 
   GPTConfig config;
   std::shared_ptr<Embedding> wte, wpe;
@@ -79,7 +77,6 @@ class GPT : public Module {
   // what every forward does to the embedding sum before the blocks: the learnable
   // scale, cbwc's centring, Peri-LN's embedding norm
   Var stream_start(const Var& e) const;
-  mutable std::vector<float> residual_rms_;
   ActivationProbe* probe_ = nullptr;
 };
 

@@ -1,77 +1,153 @@
 #include "nn/model_json.h"
 
-#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
 #include <cstdlib>
 
 #include "tensor/error.h"
 
 namespace nl {
+namespace {
 
-std::map<std::string, std::string> parse_flat_json(const std::string& s) {
-  std::map<std::string, std::string> out;
-  size_t i = 0;
-  auto ws = [&] {
-    while (i < s.size() && std::isspace((unsigned char)s[i])) ++i;
-  };
-  auto expect = [&](char c) {
-    ws();
-    NL_CHECK(i < s.size() && s[i] == c, "model description: expected '", c, "' at offset ", i, " of ", s);
-    ++i;
-  };
-  auto string = [&] {
-    expect('"');
-    std::string v;
-    while (i < s.size() && s[i] != '"') {
-      if (s[i] == '\\' && i + 1 < s.size()) ++i;
-      v += s[i++];
-    }
-    NL_CHECK(i < s.size(), "model description: unterminated string in ", s);
-    ++i;
-    return v;
-  };
-  expect('{');
-  ws();
-  if (i < s.size() && s[i] == '}') return out;
-  while (true) {
-    std::string key = string();
-    expect(':');
-    ws();
-    std::string value;
-    if (i < s.size() && s[i] == '"') {
-      value = string();
-    } else {
-      while (i < s.size() && s[i] != ',' && s[i] != '}' && !std::isspace((unsigned char)s[i])) value += s[i++];
-      NL_CHECK(!value.empty(), "model description: no value for '", key, "' in ", s);
-    }
-    out[key] = value;
-    ws();
-    NL_CHECK(i < s.size() && (s[i] == ',' || s[i] == '}'), "model description: expected ',' or '}' after '", key,
-             "' in ", s);
-    if (s[i++] == '}') break;
+using json = nlohmann::json;
+
+json parse(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    fail("model description is not valid JSON (", e.what(), "): ", text);
   }
-  return out;
+  NL_CHECK(j.is_object(), "model description is not a JSON object: ", text);
+  return j;
 }
 
+// Typed reads that name the key: required ones throw when absent, optional ones keep
+// the value they were given.
+class Fields {
+ public:
+  Fields(json j, std::string text) : j_(std::move(j)), text_(std::move(text)) {}
+  bool has(const char* key) const { return j_.contains(key); }
+  int64_t integer(const char* key) const {
+    NL_CHECK(has(key), "model description: no '", key, "' in ", text_);
+    NL_CHECK(j_[key].is_number_integer(), "model description: '", key, "' is not an integer: ", j_[key].dump());
+    return j_[key].get<int64_t>();
+  }
+  void real(const char* key, float& target) const {
+    if (!has(key)) return;
+    NL_CHECK(j_[key].is_number(), "model description: '", key, "' is not a number: ", j_[key].dump());
+    target = j_[key].get<float>();
+  }
+  void text(const char* key, std::string& target, bool required = false) const {
+    if (!has(key)) {
+      NL_CHECK(!required, "model description: no '", key, "' in ", text_);
+      return;
+    }
+    NL_CHECK(j_[key].is_string(), "model description: '", key, "' is not a string: ", j_[key].dump());
+    target = j_[key].get<std::string>();
+  }
 
-const std::string& ModelDescription::str(const std::string& key) const {
-  auto it = fields_.find(key);
-  NL_CHECK(it != fields_.end(), "model description: no '", key, "' in ", text_);
-  return it->second;
+ private:
+  json j_;
+  std::string text_;
+};
+
+json number(float v) { return json(std::strtod(shortest_decimal(v).c_str(), nullptr)); }
+
+void describe_norm(json& j, const NormConfig& n) {
+  j["norm"] = n.name;
+  j["eps"] = number(n.eps);
+  j["dyt_alpha0"] = number(n.dyt_alpha0);
+  j["bhyt_lambda0"] = number(n.bhyt_lambda0);
+  if (n.bhyt_lambda_attn) j["bhyt_lambda_attn"] = number(*n.bhyt_lambda_attn);
+  if (n.bhyt_lambda_mlp) j["bhyt_lambda_mlp"] = number(*n.bhyt_lambda_mlp);
+  j["bhyt_p"] = number(n.bhyt_p);
 }
 
-int64_t ModelDescription::integer(const std::string& key) const {
-  char* end = nullptr;
-  const long long v = std::strtoll(str(key).c_str(), &end, 10);
-  NL_CHECK(*end == '\0' && !str(key).empty(), "model description: '", key, "' is not an integer: ", str(key));
-  return (int64_t)v;
+void read_norm(const Fields& d, NormConfig& n) {
+  d.text("norm", n.name, true);
+  d.real("eps", n.eps);
+  d.real("dyt_alpha0", n.dyt_alpha0);
+  d.real("bhyt_lambda0", n.bhyt_lambda0);
+  float v = 0;
+  if (d.has("bhyt_lambda_attn")) d.real("bhyt_lambda_attn", v), n.bhyt_lambda_attn = v;
+  if (d.has("bhyt_lambda_mlp")) d.real("bhyt_lambda_mlp", v), n.bhyt_lambda_mlp = v;
+  d.real("bhyt_p", n.bhyt_p);
 }
 
-float ModelDescription::real(const std::string& key, float fallback) const {
-  if (!has(key)) return fallback;
-  char* end = nullptr;
-  const float v = std::strtof(str(key).c_str(), &end);
-  NL_CHECK(*end == '\0' && !str(key).empty(), "model description: '", key, "' is not a number: ", str(key));
-  return v;
+}  // namespace
+
+std::string describe_gpt(const GPTConfig& c) {
+  json j = json::object();
+  j["arch"] = "gpt";
+  j["vocab"] = c.vocab;
+  j["layers"] = c.layers;
+  j["dim"] = c.dim;
+  j["heads"] = c.heads;
+  j["context"] = c.context;
+  j["block"] = c.block;
+  j["mlp"] = c.mlp;
+  j["emb_scale0"] = number(c.emb_scale0);
+  j["final_norm"] = c.final_norm;
+  describe_norm(j, c.norm);
+  return j.dump();
+}
+
+std::string describe_vit(const ViTConfig& c) {
+  json j = json::object();
+  j["arch"] = "vit";
+  j["image"] = c.image;
+  j["channels"] = c.channels;
+  j["patch"] = c.patch;
+  j["classes"] = c.classes;
+  j["layers"] = c.layers;
+  j["dim"] = c.dim;
+  j["heads"] = c.heads;
+  describe_norm(j, c.norm);
+  return j.dump();
+}
+
+std::string model_arch(const std::string& description) {
+  const json j = parse(description);
+  if (!j.contains("arch")) return "gpt";
+  NL_CHECK(j["arch"].is_string(), "model description: 'arch' is not a string: ", j["arch"].dump());
+  return j["arch"].get<std::string>();
+}
+
+GPTConfig gpt_config_from_json(const std::string& text) {
+  const std::string arch = model_arch(text);
+  NL_CHECK(arch == "gpt", "model description: not a GPT (\"arch\": \"", arch, "\") in ", text);
+  const Fields d(parse(text), text);
+  GPTConfig c;
+  c.vocab = d.integer("vocab");
+  c.layers = d.integer("layers");
+  c.dim = d.integer("dim");
+  c.heads = d.integer("heads");
+  c.context = d.integer("context");
+  d.text("block", c.block);
+  d.text("mlp", c.mlp);
+  d.real("emb_scale0", c.emb_scale0);
+  d.text("final_norm", c.final_norm);
+  read_norm(d, c.norm);
+  c.validate();
+  return c;
+}
+
+ViTConfig vit_config_from_json(const std::string& text) {
+  NL_CHECK(model_arch(text) == "vit", "model description: not a ViT (no \"arch\": \"vit\") in ", text);
+  const Fields d(parse(text), text);
+  ViTConfig c;
+  c.image = d.integer("image");
+  c.channels = d.integer("channels");
+  c.patch = d.integer("patch");
+  c.classes = d.integer("classes");
+  c.layers = d.integer("layers");
+  c.dim = d.integer("dim");
+  c.heads = d.integer("heads");
+  read_norm(d, c.norm);
+  c.validate();
+  return c;
 }
 
 }  // namespace nl

@@ -1,30 +1,28 @@
-// Model descriptions as checkpoints store them: one flat JSON object of numbers and
-// strings, {"vocab": 256, "layers": 4, "norm": "ln", ...}. Read back by the tools that
-// rebuild a model from a checkpoint alone (fold_ln).
+// Model descriptions, as checkpoints store them (their "model" metadata): one flat JSON
+// object holding every field of the model's config, {"arch": "gpt", "vocab": 256,
+// "layers": 4, ..., "norm": "ln", ...}. A resumed run must build the same description;
+// the tools that rebuild a model from a checkpoint alone (fold_ln) read it back. JSON
+// through nlohmann-json (Debian's nlohmann-json3-dev), the project's one JSON library.
 #pragma once
-#include <cstdint>
-#include <map>
 #include <string>
+
+#include "nn/gpt.h"
+#include "nn/vit.h"
+#include "tensor/decimal.h"  // how descriptions write floats
 
 namespace nl {
 
-// The keys of a flat JSON object with their raw values (strings without their quotes).
-// Malformed text throws naming the offset.
-std::map<std::string, std::string> parse_flat_json(const std::string& s);
+std::string describe_gpt(const GPTConfig& config);
+std::string describe_vit(const ViTConfig& config);
 
-// A parsed description with typed reads; a missing key or a value of the wrong type
-// throws naming the key and quoting the description.
-class ModelDescription {
- public:
-  explicit ModelDescription(std::string text) : text_(std::move(text)), fields_(parse_flat_json(text_)) {}
-  bool has(const std::string& key) const { return fields_.count(key) > 0; }
-  const std::string& str(const std::string& key) const;
-  int64_t integer(const std::string& key) const;
-  float real(const std::string& key, float fallback) const;  // fallback when absent
+// "gpt" or "vit": the model a description is for (descriptions written before "arch"
+// existed are GPTs). Throws when the text is not a JSON object.
+std::string model_arch(const std::string& description);
 
- private:
-  std::string text_;
-  std::map<std::string, std::string> fields_;
-};
+// Back to a config, checked (GPTConfig::validate / ViTConfig::validate). Fields the
+// description lacks keep their defaults, except the sizes, which must be there; a
+// field of the wrong type, or a description of the other model, throws naming it.
+GPTConfig gpt_config_from_json(const std::string& description);
+ViTConfig vit_config_from_json(const std::string& description);
 
 }  // namespace nl

@@ -7,7 +7,7 @@
 namespace nl {
 
 void ViTConfig::validate() const {
-  check_norm_name(norm.name);
+  norm_kind(norm.name);  // throws naming the choices
   NL_CHECK(image > 0 && channels > 0 && patch > 0 && classes > 0 && layers > 0 && dim > 0 && heads > 0,
            "vit config: image, channels, patch, classes, layers, dim and heads must be positive");
   NL_CHECK(image % patch == 0, "vit config: --patch ", patch, " does not divide the image size ", image);
@@ -34,21 +34,21 @@ ViT::ViT(const ViTConfig& c, Generator& gen) : config(c) {
   patch = register_module("patch", std::make_shared<Linear>(c.channels * c.patch * c.patch, c.dim, true, gen));
   cls_token = register_parameter("cls_token", gen.normal({c.dim}, 0.0f, 0.02f));
   pos_embed = register_parameter("pos_embed", gen.normal({N + 1, c.dim}, 0.0f, 0.02f));
-  for (int64_t l = 0; l < c.layers; ++l)
-    blocks.push_back(register_module("blocks." + std::to_string(l),
-                                     std::make_shared<Block>(c.dim, c.heads, false, c.norm, (int)c.layers, gen)));
-  ln_f = register_module("ln_f", make_norm(c.norm, c.dim));
+  BlockConfig b;
+  b.dim = c.dim, b.heads = c.heads, b.causal = false, b.norm = c.norm, b.variant = "pre", b.layers = c.layers;
+  for (int64_t l = 0; l < c.layers; ++l) {
+    b.layer = l + 1;
+    blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
+  }
+  ln_f = register_module("ln_f", make_norm(c.norm, c.dim, NormPlace::Final));
   head = register_module("head", std::make_shared<Linear>(c.dim, c.classes, true, gen, 0.0f));
 }
 
-static float rms_of(const Tensor& x) {
-  if (x.device() != Device::CPU)  // on the GPU: reduced there, one number comes back
-    return (float)std::sqrt((double)sum(mul(x, x)).item() / (double)std::max<int64_t>(x.numel(), 1));
-  const float* p = x.data();
-  const int64_t n = x.numel();
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += (double)p[i] * p[i];
-  return (float)std::sqrt(s / (double)std::max<int64_t>(n, 1));
+ActivationProbe* ViT::set_probe(ActivationProbe* probe) {
+  ActivationProbe* previous = probe_;
+  probe_ = probe;
+  for (auto& block : blocks) block->probe = probe;
+  return previous;
 }
 
 Var ViT::forward(const Var& images) const {
@@ -60,13 +60,9 @@ Var ViT::forward(const Var& images) const {
   Var tokens = patch->forward(patchify(images, c.patch));                          // (B, N, dim)
   Var cls = ag::expand(ag::reshape(cls_token, {1, 1, c.dim}), {B, 1, c.dim});      // (B, 1, dim)
   Var x = ag::add(ag::concat({cls, tokens}, 1), pos_embed);                        // (B, N + 1, dim)
-  if (c.norm.name == "cbwc") x = ag::sub(x, ag::mean(x, {-1}, true));              // centre the stream once
-  residual_rms_.clear();
-  for (const auto& block : blocks) {
-    residual_rms_.push_back(rms_of(x.value()));
-    x = block->forward(x);
-  }
-  residual_rms_.push_back(rms_of(x.value()));
+  if (norm_kind(c.norm.name).centres_stream) x = ag::sub(x, ag::mean(x, {-1}, true));  // centre the stream once
+  for (const auto& block : blocks) x = block->forward(x);
+  if (probe_) probe_->record(c.layers, "resid", x.value());
   // only the class token reaches the head, and the norms act per token: normalise it alone
   Var first = ag::reshape(ag::slice(x, 1, 0, 1), {B, c.dim});
   return head->forward(ln_f->forward(first));

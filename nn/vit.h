@@ -36,9 +36,10 @@ class ViT : public Module {
   Var forward(const Var& images) const;
   // mean cross-entropy against labels int32 (B)
   Var loss(const Var& images, const Tensor& labels) const;
-  // RMS of the residual stream entering each block and leaving the last (L + 1
-  // values), from the most recent forward.
-  const std::vector<float>& residual_rms() const { return residual_rms_; }
+  // Makes every later forward report its intermediate tensors to `probe` (null: stop),
+  // the blocks' sites of nn/probe.h and, at layer L, the stream leaving the last block;
+  // returns the probe it replaces.
+  ActivationProbe* set_probe(ActivationProbe* probe);
 
   ViTConfig config;
   std::shared_ptr<Linear> patch;   // (dim, channels p p)
@@ -49,7 +50,7 @@ class ViT : public Module {
   std::shared_ptr<Linear> head;    // (classes, dim)
 
  private:
-  mutable std::vector<float> residual_rms_;
+  ActivationProbe* probe_ = nullptr;
 };
 
 }  // namespace nl

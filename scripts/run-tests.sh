@@ -27,14 +27,14 @@ log=$(mktemp)
 rc=${PIPESTATUS[0]}
 # Catch2 v2 ends with "All tests passed (A assertions in N test cases)" or
 # "test cases: N | P passed | F failed".
-if line=$(grep -E '^All tests passed' "$log" | tail -1) && [ -n "$line" ]; then
+if line=$(grep -aE '^All tests passed' "$log" | tail -1) && [ -n "$line" ]; then
   passed=$(sed -E 's/.* in ([0-9]+) test case.*/\1/' <<<"$line"); failed=0
-elif line=$(grep -E '^test cases:' "$log" | tail -1) && [ -n "$line" ]; then
+elif line=$(grep -aE '^test cases:' "$log" | tail -1) && [ -n "$line" ]; then
   passed=$(sed -E 's/.*\| *([0-9]+) passed.*/\1/' <<<"$line")
   grep -q 'passed' <<<"$line" || passed=0
   failed=$(sed -E 's/.*\| *([0-9]+) failed.*/\1/' <<<"$line")
   grep -q 'failed' <<<"$line" || failed=0
-elif grep -q '^No test cases matched' "$log" && [ "$skipped" -gt 0 ]; then
+elif grep -aq '^No test cases matched' "$log" && [ "$skipped" -gt 0 ]; then
   passed=0; failed=0; rc=0  # the filter matched [cuda] tests only, all skipped
 else
   echo "test binary ended without a summary (exit code $rc): counted as one failure"

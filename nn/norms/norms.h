@@ -1,49 +1,11 @@
-// The normalization layers as modules, and the one factory that picks them by name.
-// Each forward is one fused op from autograd/norms.h (kernels in tensor/cpu/).
-//   ln          LayerNorm                     nn/norms/norms.cpp: LayerNorm
-//   rms         RMSNorm                       RMSNorm
-//   cbwc        RMSNorm + beta; the model centres its inputs (see nn/gpt.cpp)
-//   dyt         DyT, tanh(alpha x)            DyT
-//   bhyt        BHyT, block-level variance approximation at each block's second site
-//   bhyt-exact  BHyT* at every site
-// Norms that end in a tanh (dyt, bhyt) also give their pre-tanh argument, for the
-// saturation statistics of studies/instruments/act_stats.h.
+// The layers behind the registered norm kinds (nn/norms/registry.h), each forward one
+// fused op from autograd/norms.h (kernels in tensor/cpu/, derivations in docs/norms/).
 #pragma once
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "nn/module.h"
+#include "nn/norms/norm.h"
 
 namespace nl {
 
-struct NormConfig {
-  std::string name = "ln";
-  float eps = 1e-5f;
-  float dyt_alpha0 = 0.5f;       // DyT's initial alpha
-  float bhyt_lambda0 = 1.0f;     // BHyT's initial lambda (every site without its own below)
-  std::optional<float> bhyt_lambda_attn, bhyt_lambda_mlp;  // the attention / MLP branch's sites
-  float bhyt_p = 0.99f;          // target probability: kappa = 1 / sqrt(1 - p)
-  int64_t bhyt_refresh = 1;      // bhyt: training steps between recomputations of c_attn
-  float kappa() const;
-  float lambda_attn() const { return bhyt_lambda_attn.value_or(bhyt_lambda0); }
-  float lambda_mlp() const { return bhyt_lambda_mlp.value_or(bhyt_lambda0); }
-  // The same config with bhyt_lambda0 replaced: what make_norm builds one site from.
-  NormConfig with_lambda0(float lambda0) const;
-};
-
-// The names make_norm accepts, and a check that throws listing them.
-const std::vector<std::string>& norm_names();
-void check_norm_name(const std::string& name);
-
-class Norm : public Module {
- public:
-  virtual Var forward(const Var& x) const = 0;
-  // The argument of the norm's tanh for input x (no graph), undefined for norms without one.
-  virtual Tensor pre_tanh(const Tensor& x) const { return Tensor(); }
-};
-
+// LN(x) = gamma (x - mu) / sqrt(s^2 + eps) + beta             nn/norms/layernorm.cpp
 class LayerNorm : public Norm {
  public:
   LayerNorm(int64_t dim, float eps);
@@ -52,14 +14,16 @@ class LayerNorm : public Norm {
   float eps;
 };
 
+// RMS(x) = gamma x / sqrt(ms + eps), + beta when with_bias (cbwc) nn/norms/rmsnorm.cpp
 class RMSNorm : public Norm {
  public:
   RMSNorm(int64_t dim, float eps, bool with_bias);
   Var forward(const Var& x) const override;
-  Var weight, bias;  // bias undefined unless with_bias (cbwc)
+  Var weight, bias;  // bias undefined unless with_bias
   float eps;
 };
 
+// DyT(x) = gamma tanh(alpha x) + beta, alpha one scalar          nn/norms/dyt.cpp
 class DyT : public Norm {
  public:
   DyT(int64_t dim, float alpha0);
@@ -68,6 +32,7 @@ class DyT : public Norm {
   Var alpha, weight, bias;  // alpha (1)
 };
 
+// BHyT*(x) = gamma tanh(lambda x / (kappa sqrt(s^2 + eps) + |mu|))  nn/norms/bhyt.cpp
 class BHyT : public Norm {
  public:
   BHyT(int64_t dim, float lambda0, float kappa, float eps);
@@ -81,6 +46,16 @@ class BHyT : public Norm {
   float kappa, eps;
 };
 
-std::shared_ptr<Norm> make_norm(const NormConfig& config, int64_t dim);
+// BHyT's block-level variance approximation (NORMS.md) of a Pre-LN block's second site
+// h -> BHyT_2(h), with no reduction over h: the denominator comes from the block input
+// x (B, T, C) and site 1's lambda (detached),
+//   kappa sqrt(s1^2 + c_attn lambda1^2 / kappa^2 + eps) + |mu1|,
+// where c_attn (no gradient) is the block's r ||W_V W_O||_F^2 / (T d).
+struct BHyTSite2 {
+  Var y;            // site 2's output (B, T, C)
+  Var denom;        // its denominators (B, T)
+  Tensor var_approx;  // s1^2 + c_attn lambda1^2 / kappa^2 per token (B, T): the approximated s2^2
+};
+BHyTSite2 bhyt_site2_approximation(const BHyT& site1, const BHyT& site2, const Var& x, const Var& h, float c_attn);
 
 }  // namespace nl

@@ -70,16 +70,16 @@ std::vector<ActStat> activation_stats(GPT& model, const Tensor& ids) {
   ActStatsProbe probe;
   const bool was_training = model.training();
   model.eval();
-  model.set_probe(&probe);
+  ActivationProbe* previous = model.set_probe(&probe);
   try {
     NoGradGuard no_grad;
     model.forward(ids);
   } catch (...) {
-    model.set_probe(nullptr);
+    model.set_probe(previous);
     model.train(was_training);
     throw;
   }
-  model.set_probe(nullptr);
+  model.set_probe(previous);
   model.train(was_training);
 
   std::vector<ActStat> rows = probe.rows;

@@ -23,16 +23,17 @@ class ProbedEval {
  public:
   ProbedEval(GPT& model, ActivationProbe* probe) : model_(model), was_training_(model.training()) {
     model_.eval();
-    model_.set_probe(probe);
+    previous_ = model_.set_probe(probe);
   }
   ~ProbedEval() {
-    model_.set_probe(nullptr);
+    model_.set_probe(previous_);
     model_.train(was_training_);
   }
 
  private:
   GPT& model_;
   bool was_training_;
+  ActivationProbe* previous_ = nullptr;
   NoGradGuard no_grad_;
 };
 

@@ -2,35 +2,61 @@
 
 #include <cstdio>
 
+#include "nn/norms/registry.h"
+#include "train/safety/limits.h"
 #include "train/data/text_data.h"
 
 namespace nl {
 
+namespace {
+
+// Measures the saturation when the run reaches the screening step.
+class ScreenObserver : public TrainObserver {
+ public:
+  ScreenObserver(GPTTask& task, int64_t step, int64_t batches, ScreenResult& result)
+      : task_(task), step_(step), result_(result) {
+    const GPTRunConfig& c = task.config();
+    for (const auto& [ids, targets] : fixed_batches(task.data().val, c.model.context, 32, batches, c.seed + 6))
+      held_out_.push_back(ids);
+  }
+  void after_step(int64_t done) override {
+    if (done == step_) result_.saturation = held_out_saturation(task_.gpt(), held_out_);
+  }
+
+ private:
+  GPTTask& task_;
+  int64_t step_;
+  ScreenResult& result_;
+  std::vector<Tensor> held_out_;
+};
+
+}  // namespace
+
 ScreenResult screen_dyt(GPTRunConfig run, int64_t steps, int64_t batches) {
-  NL_CHECK(run.model.norm.name == "dyt", "screen_dyt: the screening rule is for dyt models; --norm is '",
-           run.model.norm.name, "'");
+  const NormKind& kind = norm_kind(run.model.norm.name);
+  NL_CHECK(kind.ends_in_tanh && !kind.statistics,
+           "screen_dyt: the screening rule is for dyt models (a tanh norm without statistics); --norm is '",
+           kind.name, "'");
   NL_CHECK(steps > 0 && steps <= run.steps, "screen_dyt: the screening step ", steps,
            " must lie in [1, --steps ", run.steps, "] (the probe trains the start of the full run's schedule)");
   NL_CHECK(batches > 0, "screen_dyt: needs at least one held-out batch");
   NL_CHECK(!run.resume, "screen_dyt: screening starts a run; it cannot --resume one");
-  const TextData data = load_fortunes(run.data_dir, run.train_bytes);
-  std::vector<Tensor> held_out;
-  for (const auto& [ids, targets] : fixed_batches(data.val, run.model.context, 32, batches, run.seed + 6))
-    held_out.push_back(ids);
-
   ScreenResult result;
   run.stop_after = steps;
-  const auto outer = run.after_step;
-  run.after_step = [&](GPT& model, int64_t done) {
-    if (outer) outer(model, done);
-    if (done == steps) result.saturation = held_out_saturation(model, held_out);
-  };
-  const GPTRunResult r = run_gpt(run);
+  const GPTRunResult r = run_gpt(run, {[&](GPTTask& task) -> std::unique_ptr<TrainObserver> {
+    return std::make_unique<ScreenObserver>(task, steps, batches, result);
+  }});
   NL_CHECK(r.steps_done == steps, "screen_dyt: the run stopped at step ", r.steps_done, " before step ", steps);
   result.steps = steps;
   result.val_loss = r.final_val_loss;
   result.wall_s = r.wall_s;
   return result;
+}
+
+void add_screen_flags(FlagParser& p, ScreenSettings& s) {
+  p.integer("--screen-steps", s.steps, 1, kMaxSteps, "the step at which the saturation is measured", FlagRole::Control);
+  p.integer("--screen-batches", s.batches, 1, 1000, "held-out batches of 32 sequences the saturation is measured on",
+            FlagRole::Control);
 }
 
 std::string screen_message(const ScreenResult& r) {

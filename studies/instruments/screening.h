@@ -7,6 +7,7 @@
 #pragma once
 #include <string>
 
+#include "train/flags/flag_parser.h"
 #include "train/gpt/gpt_run.h"
 #include "studies/instruments/regime_metrics.h"
 
@@ -29,6 +30,13 @@ struct ScreenResult {
 // full run), then measures the saturation on `batches` fixed held-out batches of 32
 // sequences (drawn from the validation split with seed run.seed + 6).
 ScreenResult screen_dyt(GPTRunConfig run, int64_t steps = kScreenSteps, int64_t batches = 4);
+
+// Where and on how much the screen measures: --screen-steps, --screen-batches.
+struct ScreenSettings {
+  int64_t steps = kScreenSteps;
+  int64_t batches = 4;
+};
+void add_screen_flags(FlagParser& p, ScreenSettings& s);
 
 // The verdict: the measured saturation, the rule, the prediction, and the caution.
 std::string screen_message(const ScreenResult& result);

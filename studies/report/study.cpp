@@ -16,18 +16,6 @@ double seconds_since(StudyClock::time_point t) {
   return std::chrono::duration<double>(StudyClock::now() - t).count();
 }
 
-std::vector<int64_t> integer_list(const std::string& s, const std::string& flag) {
-  std::vector<int64_t> out;
-  for (const std::string& item : split_list(s)) {
-    char* end = nullptr;
-    const long long v = std::strtoll(item.c_str(), &end, 10);
-    NL_CHECK(*end == '\0', flag, ": '", item, "' is not an integer");
-    out.push_back(v);
-  }
-  NL_CHECK(!out.empty(), flag, " is empty");
-  return out;
-}
-
 double load_average() {
   std::ifstream in("/proc/loadavg");
   double v = NAN;

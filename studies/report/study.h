@@ -6,15 +6,12 @@
 #include <utility>
 #include <vector>
 
-#include "train/flags/args.h"  // split_list
+#include "train/flags/flag_parser.h"  // split_list
 
 namespace nl {
 
 using StudyClock = std::chrono::steady_clock;
 double seconds_since(StudyClock::time_point t);
-
-// The items of a comma-separated flag as integers; throws naming the flag and the item.
-std::vector<int64_t> integer_list(const std::string& s, const std::string& flag);
 
 // The 1-minute load average (/proc/loadavg; NaN where unreadable), to say how busy the
 // shared machine was while a run took its time.

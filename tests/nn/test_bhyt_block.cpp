@@ -14,9 +14,12 @@
 
 #include "autograd/ops.h"
 #include "nn/gpt.h"
+#include "nn/norms/norms.h"
+#include "tests/nn/block_config.h"
 #include "tests/test_util.h"
 
 using namespace nl;
+using namespace nl::test;
 
 namespace {
 
@@ -117,7 +120,7 @@ TEST_CASE("bhyt block: outputs are bounded by |gamma|; site 1 by |gamma| tanh(la
   for (const std::string name : {"bhyt", "bhyt-exact"}) {
     INFO(name);
     Generator g(72), gen(73);
-    Block block(C, 2, true, bhyt_config(name), 1, g);
+    Block block(block_config(C, 2, true, bhyt_config(name), 1), g);
     // large weights so that h is far outside x's range: site 2 saturates
     block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 2.0f));
     block.attn->proj->weight.value().copy_from(gen.normal({C, C}, 0.0f, 30.0f));
@@ -162,7 +165,7 @@ TEST_CASE("bhyt block: odd symmetry of both sites (linear biases zero: attention
   for (const std::string name : {"bhyt", "bhyt-exact"}) {
     INFO(name);
     Generator g(74), gen(75);
-    Block block(8, 2, true, bhyt_config(name), 2, g);
+    Block block(block_config(8, 2, true, bhyt_config(name), 2), g);
     block.attn->qkv->weight.value().copy_from(gen.normal({24, 8}, 0.0f, 0.6f));
     block.attn->proj->weight.value().copy_from(gen.normal({8, 8}, 0.0f, 0.6f));
     static_cast<BHyT&>(*block.ln1).lambda.value().fill_(1.4f);
@@ -186,7 +189,7 @@ TEST_CASE("bhyt block: odd symmetry of both sites (linear biases zero: attention
 TEST_CASE("bhyt block: site 1 is scale invariant, BHyT(c x) = BHyT(x) for c > 0", "[nn][bhyt]") {
   // mu and s scale with c (eps aside), so lambda c x / (kappa c s + c |mu|) does not change
   Generator g(76), gen(77);
-  Block block(8, 2, true, bhyt_config("bhyt"), 2, g);
+  Block block(block_config(8, 2, true, bhyt_config("bhyt"), 2), g);
   static_cast<BHyT&>(*block.ln1).lambda.value().fill_(2.5f);
   Tensor x = add_scalar(gen.normal({2, 4, 8}), -0.4f);
   Capture base;
@@ -217,7 +220,7 @@ TEST_CASE("bhyt: at most 1/kappa^2 of a token's pre-tanh arguments exceed lambda
   const int64_t C = 64;
   const double lambda = 1.3, kappa = 2.0;
   Generator g(78), gen(79);
-  Block block(C, 4, true, bhyt_config("bhyt-exact", 0.75f), 1, g);
+  Block block(block_config(C, 4, true, bhyt_config("bhyt-exact", 0.75f), 1), g);
   static_cast<BHyT&>(*block.ln1).lambda.value().fill_((float)lambda);
   std::vector<float> xs;
   // token 0: three-point with k = 15; tokens 1..: heavy tails and offsets
@@ -247,7 +250,7 @@ TEST_CASE("bhyt block: with W_O = 0, h = x and site 2 is exactly the BHyT* of h"
   for (const std::string block_kind : {"pre", "lns"}) {
     INFO(block_kind);
     Generator g(80), gen(81);
-    Block block(C, 2, true, bhyt_config("bhyt"), 3, g, block_kind, 1);
+    Block block(block_config(C, 2, true, bhyt_config("bhyt"), 3, block_kind, 1), g);
     REQUIRE(block.approximates_site2());
     block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 0.8f));
     block.attn->qkv->bias.value().copy_from(gen.normal({3 * C}, 0.0f, 0.3f));
@@ -291,7 +294,7 @@ TEST_CASE("bhyt block: uniform attention over Gaussian tokens adds c_attn lambda
   for (bool causal : {false, true}) {
     INFO((causal ? "causal" : "non-causal"));
     Generator g(82), gen(83);
-    Block block(C, 4, causal, bhyt_config("bhyt"), 1, g);
+    Block block(block_config(C, 4, causal, bhyt_config("bhyt"), 1), g);
     block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 0.2f));
     block.attn->qkv->weight.value().slice(0, 0, C).fill_(0.0f);  // W_Q = 0
     block.attn->qkv->bias.value().fill_(0.0f);
@@ -335,7 +338,7 @@ TEST_CASE("bhyt block lns: the approximated site 2 adds c_attn lambda1^2 / (kapp
           "[nn][bhyt]") {
   const int64_t B = 2, T = 3, C = 8, l = 4;
   Generator g(84), gen(85);
-  Block block(C, 2, true, bhyt_config("bhyt"), 6, g, "lns", l);
+  Block block(block_config(C, 2, true, bhyt_config("bhyt"), 6, "lns", l), g);
   REQUIRE(block.approximates_site2());
   block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 0.7f));
   block.attn->proj->weight.value().copy_from(gen.normal({C, C}, 0.0f, 0.7f));
@@ -366,7 +369,7 @@ TEST_CASE("bhyt block lns: the approximated site 2 adds c_attn lambda1^2 / (kapp
 
 TEST_CASE("bhyt block peri: no approximation, site 2 is the exact BHyT* of h", "[nn][bhyt]") {
   Generator g(86), gen(87);
-  Block block(8, 2, true, bhyt_config("bhyt"), 2, g, "peri", 1);
+  Block block(block_config(8, 2, true, bhyt_config("bhyt"), 2, "peri", 1), g);
   CHECK_FALSE(block.approximates_site2());
   for (auto& [name, p] : block.named_parameters())
     p.value().copy_from(add_scalar(gen.normal(p.shape(), 0.0f, 0.4f), name.find("ln") != std::string::npos ? 1.0f : 0.0f));
@@ -411,17 +414,19 @@ TEST_CASE("bhyt lambdas: attention and MLP sites start from their own lambda, th
     CHECK(checked == (block == "peri" ? 2 * 4 + 2 : 2 * 2 + 1));
   }
   // unset, both follow lambda0
-  NormConfig nc;
+  NormConfig nc = bhyt_config("bhyt");
   nc.bhyt_lambda0 = 0.4f;
-  CHECK(nc.lambda_attn() == 0.4f);
-  CHECK(nc.lambda_mlp() == 0.4f);
+  Generator g2(5);
+  Block both(block_config(8, 2, true, nc, 1), g2);
+  CHECK(static_cast<BHyT&>(*both.ln1).lambda.value().item() == 0.4f);
+  CHECK(static_cast<BHyT&>(*both.ln2).lambda.value().item() == 0.4f);
 }
 
 TEST_CASE("bhyt block: c_attn is recomputed every bhyt_refresh training forwards and cached between", "[nn][bhyt]") {
   NormConfig nc = bhyt_config("bhyt");
   nc.bhyt_refresh = 3;
   Generator g(89), gen(90);
-  Block block(8, 2, true, nc, 2, g);
+  Block block(block_config(8, 2, true, nc, 2), g);
   Tensor x = gen.normal({2, 4, 8});
   std::vector<float> used;
   auto set_wo = [&](float v) {
@@ -460,7 +465,7 @@ TEST_CASE("bhyt block: c_attn is recomputed every bhyt_refresh training forwards
   block.forward(Var(x));  // forward number 6: refresh
   CHECK(block.cached_frobenius2() == Approx(frobenius2_by_hand(*block.attn)).epsilon(1e-5));
   // with refresh 1 (the default) every forward recomputes, as before the cache existed
-  Block every(8, 2, true, bhyt_config("bhyt"), 2, g);
+  Block every(block_config(8, 2, true, bhyt_config("bhyt"), 2), g);
   for (int step = 0; step < 3; ++step) {
     every.attn->proj->weight.value().copy_from(gen.normal({8, 8}, 0.0f, 0.1f + 0.2f * (float)step));
     NoGradGuard ng;

@@ -13,9 +13,12 @@
 
 #include "autograd/ops.h"
 #include "nn/gpt.h"
+#include "nn/norms/norms.h"
+#include "tests/nn/block_config.h"
 #include "tests/test_util.h"
 
 using namespace nl;
+using namespace nl::test;
 using Catch::Contains;
 
 namespace {
@@ -94,17 +97,17 @@ TEST_CASE("block lns: layer 1 is Pre-LN (same parameters, same output) for every
     NormConfig nc;
     nc.name = norm;
     Generator g1(51), g2(51), gen(52);
-    Block pre(8, 2, true, nc, 4, g1, "pre", 1), lns(8, 2, true, nc, 4, g2, "lns", 1);
+    Block pre(block_config(8, 2, true, nc, 4, "pre", 1), g1), lns(block_config(8, 2, true, nc, 4, "lns", 1), g2);
     scramble_block(pre, gen);
     copy_parameters(pre, lns);
     CHECK(lns.out_scale == 1.0f);
     Var x(add_scalar(gen.normal({2, 3, 8}), 0.2f));
     CHECK_CLOSE(lns.forward(x).value(), pre.forward(x).value(), 0, 0);
-    // the six-argument constructor the ViT uses builds the same pre-norm block
+    // a block with the default variant, as the ViT builds it, is the same pre-norm block
     Generator g3(51);
-    Block vit_style(8, 2, true, nc, 4, g3);
+    Block vit_style(block_config(8, 2, true, nc, 4), g3);
     copy_parameters(pre, vit_style);
-    CHECK(vit_style.variant == "pre");
+    CHECK(vit_style.config.variant == "pre");
     CHECK_CLOSE(vit_style.forward(x).value(), pre.forward(x).value(), 0, 0);
   }
 }
@@ -116,7 +119,7 @@ TEST_CASE("block lns: layer l scales every norm output by 1/sqrt(l) (wiring by c
       NormConfig nc;
       nc.name = norm;
       Generator g(53), gen(54);
-      Block lns(8, 2, true, nc, 6, g, "lns", l);
+      Block lns(block_config(8, 2, true, nc, 6, "lns", l), g);
       scramble_block(lns, gen);
       Var x(gen.normal({2, 3, 8}));
       const float s = 1.0f / std::sqrt((float)l);
@@ -136,7 +139,7 @@ TEST_CASE("block lns: the mean square of a scaled norm output is ~1/l", "[nn][bl
       NormConfig nc;
       nc.name = norm;
       Generator g(55), gen(56);
-      Block lns(16, 2, true, nc, 16, g, "lns", l);
+      Block lns(block_config(16, 2, true, nc, 16, "lns", l), g);
       Capture cap;
       lns.probe = &cap;
       Var x(add_scalar(gen.normal({2, 5, 16}), 0.5f));
@@ -154,7 +157,7 @@ TEST_CASE("block peri: h = x + N1o(Attn(N1(x))), out = h + N2o(MLP(N2(h))) for e
     NormConfig nc;
     nc.name = norm;
     Generator g(57), gen(58);
-    Block peri(8, 2, true, nc, 2, g, "peri", 1);
+    Block peri(block_config(8, 2, true, nc, 2, "peri", 1), g);
     REQUIRE(peri.ln1_out);
     REQUIRE(peri.ln2_out);
     scramble_block(peri, gen);
@@ -177,7 +180,7 @@ TEST_CASE("block peri: the output norm makes each branch's RMS equal its gain, w
     NormConfig nc;
     nc.name = "rms";
     Generator g(59), gen(60);
-    Block peri(16, 2, true, nc, 2, g, "peri", 1), pre(16, 2, true, nc, 2, g, "pre", 1);
+    Block peri(block_config(16, 2, true, nc, 2, "peri", 1), g), pre(block_config(16, 2, true, nc, 2, "pre", 1), g);
     for (Block* b : {&peri, &pre}) {
       b->attn->qkv->weight.value().copy_from(gen.normal({48, 16}, 0.0f, 0.5f));
       b->attn->proj->weight.value().copy_from(gen.normal({16, 16}, 0.0f, scale));
@@ -264,7 +267,7 @@ TEST_CASE("gpt block variants: an unknown variant is refused, naming the choices
   CHECK_THROWS_AS(GPT(c, gen), Error);
   CHECK_THROWS_WITH(GPT(c, gen), Contains("post") && Contains("pre") && Contains("peri") && Contains("lns"));
   NormConfig nc;
-  CHECK_THROWS_WITH(Block(8, 2, true, nc, 2, gen, "lns", 0), Contains("1-based"));
+  CHECK_THROWS_WITH(Block(block_config(8, 2, true, nc, 2, "lns", 0), gen), Contains("1-based"));
 }
 
 TEST_CASE("gpt block variants: lns and peri GPTs are causal and their gradients match finite differences",

@@ -523,9 +523,12 @@ TEST_CASE("fold: the model description of a checkpoint is read back into a GPTCo
   CHECK(c.norm.bhyt_p == 0.9f);
   CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": 256, \"dim\": 8, \"heads\": 2, \"context\": 4, \"norm\": \"ln\"}"),
                     Contains("'layers'"));
+  CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": \"2x\", \"layers\": 1, \"dim\": 8, \"heads\": 2, "
+                                         "\"context\": 4, \"norm\": \"ln\"}"),
+                    Contains("'vocab' is not an integer"));
   CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": 2x, \"layers\": 1, \"dim\": 8, \"heads\": 2, \"context\": 4, "
                                          "\"norm\": \"ln\"}"),
-                    Contains("not an integer"));
+                    Contains("not valid JSON"));
   CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": 2, \"layers\": 1, \"dim\": 8, \"heads\": 3, \"context\": 4, "
                                          "\"norm\": \"ln\"}"),
                     Contains("divisible"));

@@ -15,6 +15,7 @@
 #include "nn/gpt.h"
 #include "tests/param_gradcheck.h"
 #include "tests/nn/naive_layers.h"
+#include "tests/nn/block_config.h"
 #include "tests/test_util.h"
 #include "train/optim/optim.h"
 
@@ -514,7 +515,7 @@ TEST_CASE("gpt block: pre-norm wiring, h = x + attn(ln1(x)), out = h + mlp(ln2(h
     Generator gen(25);
     NormConfig nc;
     nc.name = norm;
-    Block block(8, 2, true, nc, 1, gen);
+    Block block(block_config(8, 2, true, nc, 1), gen);
     for (auto& [name, p] : block.named_parameters()) {
       // gains, alpha and lambda near 1, everything else near 0
       const bool near_one = name.find("ln") != std::string::npos && name.find("bias") == std::string::npos;
@@ -535,7 +536,7 @@ TEST_CASE("gpt block bhyt: site 2 uses the block input's statistics plus c_attn 
   Generator gen(26);
   NormConfig nc;
   nc.name = "bhyt";
-  Block block(C, 2, true, nc, 1, gen);
+  Block block(block_config(C, 2, true, nc, 1), gen);
   block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 0.7f));
   block.attn->proj->weight.value().copy_from(gen.normal({C, C}, 0.0f, 0.7f));
   auto& s1 = static_cast<BHyT&>(*block.ln1);
@@ -582,7 +583,7 @@ TEST_CASE("gpt block bhyt: with W_O = 0 the approximated site 2 equals the exact
   NormConfig a, e;
   a.name = "bhyt";
   e.name = "bhyt-exact";
-  Block approx(8, 2, true, a, 2, g1), exact(8, 2, true, e, 2, g2);
+  Block approx(block_config(8, 2, true, a, 2), g1), exact(block_config(8, 2, true, e, 2), g2);
   Generator gen(28);
   auto pa = approx.named_parameters(), pe = exact.named_parameters();
   REQUIRE(pa.size() == pe.size());

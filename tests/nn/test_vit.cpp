@@ -233,8 +233,18 @@ TEST_CASE("vit forward of a LayerNorm model equals plain loops: patches, cls, po
   auto logits = linear_naive(layernorm_naive(first, C, P_("ln_f.weight"), P_("ln_f.bias")), B, C, P_("head.weight"),
                            P_("head.bias"), K);
   CHECK_CLOSE(model.forward(Var(images)).value(), from_d(logits, {B, K}), 1e-4, 1e-5);
-  // residual RMS: one value per block input and one for the output
-  CHECK(model.residual_rms().size() == 3);
+  // a probe sees the stream at each block's input and after the last block
+  struct Streams : ActivationProbe {
+    std::vector<int64_t> layers;
+    void record(int64_t layer, const std::string& site, const Tensor&) override {
+      if (site == "resid") layers.push_back(layer);
+    }
+    bool wants_detail() const override { return false; }
+  } probe;
+  model.set_probe(&probe);
+  model.forward(Var(images));
+  model.set_probe(nullptr);
+  CHECK(probe.layers == std::vector<int64_t>{0, 1, 2});
 }
 
 TEST_CASE("vit: the class token sees every patch, the last one included, for every norm", "[vit]") {

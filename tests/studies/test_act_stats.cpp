@@ -24,6 +24,7 @@
 #include "tensor/threads.h"
 #include "tests/test_util.h"
 #include "studies/instruments/act_stats.h"
+#include "studies/instruments/act_stats_observer.h"
 #include "train/gpt/gpt_run.h"
 
 using namespace nl;
@@ -377,14 +378,14 @@ TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume contin
     c.eval_batches = 1;
     c.eval_batch_size = 4;
     c.sample_bytes = 10;
-    c.act_stats_every = 3;
-    c.act_stats_batch = 4;
     c.out_dir = dir;
     c.quiet = true;
     c.threads = 1;
     return c;
   };
-  GPTRunResult ra = run_gpt(config(tmp.sub("A")));
+  const ActStatsSettings every3{3, 4};
+  ActStatsRecord record;
+  GPTRunResult ra = run_gpt(config(tmp.sub("A")), act_stats_observer(every3, &record));
   auto stats = read_act_stats(tmp.sub("A") + "/act_stats.csv");
   std::vector<int64_t> steps;
   for (const auto& [step, row] : stats)
@@ -395,16 +396,17 @@ TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume contin
   size_t per_step = 0;
   for (const auto& [step, row] : stats) per_step += step == 0;
   CHECK(per_step == 3 + 2 * 2 + 2 * 2 + 1 + 1);
-  CHECK(ra.act_stats.size() == per_step);
-  CHECK(ra.act_stats_s > 0);
-  CHECK(ra.act_stats_s < ra.wall_s);
+  CHECK(record.last.size() == per_step);
+  CHECK(record.step == 11);
+  CHECK(record.seconds > 0);
+  CHECK(record.seconds < ra.wall_s);
 
   GPTRunConfig first = config(tmp.sub("B"));
   first.stop_after = 6;  // 6 % 4 != 0: the cached ||W_V W_O||^2 dates from step 4
-  run_gpt(first);
+  run_gpt(first, act_stats_observer(every3));
   GPTRunConfig second = config(tmp.sub("B"));
   second.resume = true;
-  GPTRunResult rb = run_gpt(second);
+  GPTRunResult rb = run_gpt(second, act_stats_observer(every3));
   CHECK(rb.final_train_loss == ra.final_train_loss);
   CHECK(read_bytes(tmp.sub("B") + "/act_stats.csv") == read_bytes(tmp.sub("A") + "/act_stats.csv"));
   // log.csv equal but for the tok/s column
@@ -423,38 +425,4 @@ TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume contin
     return out;
   };
   CHECK(without_speed(tmp.sub("B") + "/log.csv") == without_speed(tmp.sub("A") + "/log.csv"));
-}
-
-TEST_CASE("depth_study: a tiny study writes a report with every claim, table and plot reference", "[act_stats][cli]") {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return;
-  }
-  TempDir tmp;
-  const std::string doc = tmp.sub("doc/depth.md"), log = tmp.sub("stdout.txt");
-  const std::string cmd = std::string(NL_BUILD_DIR) +
-                          "/depth_study --depths 1,2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --warmup 1 "
-                          "--eval-every 2 --eval-batches 1 --act-stats-every 2 --threads 1 --speed-steps 0 --out " +
-                          tmp.sub("runs") + " --doc " + doc + " --plot-script /nonexistent.sh >" + log + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  INFO(read_bytes(log));
-  REQUIRE(status == 0);
-  const std::string md = read_bytes(doc);
-  for (const char* needle :
-       {"## Summary: the paper's claims at this scale", "### 1. The residual stream stays flat",
-        "### 2. With lambda/kappa < 1/sqrt(L)", "### 3. The block-level approximation", "| 2 | pre+bhyt |",
-        "| 1 | lns+rms |", "Pearson r", "Regenerate: `make -j2 build/release/depth_study && build/release/depth_study",
-        "plot not made"})
-    CHECK_THAT(md, Catch::Contains(needle));
-  CHECK(md.find("@SUMMARY@") == std::string::npos);
-  // each run's statistics are where the report read them
-  CHECK(fs::exists(tmp.sub("runs") + "/L2/pre+bhyt/act_stats.csv"));
-  CHECK(fs::exists(tmp.sub("runs") + "/depth_L2_end.csv"));
-  // a bad variant is refused before any run, with exit code 2
-  const int bad = std::system((std::string(NL_BUILD_DIR) + "/depth_study --variants pre+nope --out " + tmp.sub("bad") +
-                               " >" + log + " 2>&1")
-                                  .c_str());
-  CHECK(WEXITSTATUS(bad) == 2);
-  CHECK_THAT(read_bytes(log), Catch::Contains("nope"));
-  CHECK_FALSE(fs::exists(tmp.sub("bad")));
 }

@@ -126,7 +126,6 @@ TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict
   c.eval_batches = 1;
   c.threads = 1;
   c.quiet = true;
-  c.act_stats_every = 0;
   c.out_dir = dir.sub("run");
   const ScreenResult r = screen_dyt(c, 3, 2);
   CHECK(r.steps == 3);
@@ -138,47 +137,4 @@ TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict
   CHECK_THAT(msg, Contains("verdict:"));
   CHECK_THAT(msg, Contains("0.43"));
   CHECK_THAT(msg, Contains("weak evidence"));
-}
-
-TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse rewrites it without training",
-          "[regime][cli]") {
-  if (!std::filesystem::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return;
-  }
-  namespace fs = std::filesystem;
-  nl::test::TempDir tmp;
-  const std::string doc = tmp.sub("doc/regime.md"), log = tmp.sub("stdout.txt");
-  const std::string base = std::string(NL_BUILD_DIR) +
-                           "/regime_study --sizes 20000,-1 --variants ln,dyt@2 --layers 1 --dim 16 --heads 2 --seq 8 "
-                           "--batch 2 --steps 4 --warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --threads 1 "
-                           "--plain-size 20000 --swiglu-size 20000 --out " +
-                           tmp.sub("runs") + " --doc " + doc + " --plot-script /nonexistent.sh";
-  REQUIRE(std::system((base + " >" + log + " 2>&1").c_str()) == 0);
-  INFO(nl::test::read_bytes(log));
-  const std::string md = nl::test::read_bytes(doc);
-  for (const char* needle :
-       {"## Summary", "## 0. Does DyT train at all here?", "## 1. The phase table", "## 2. Saturation and the screening rule",
-        "## 3. Effective rank and noise sensitivity", "## 4. The SwiGLU cell", "| 20 KB | dyt@2 | 1337 |",
-        "plain dyt@2 (no fix)", "| swiglu | dyt@2 |", "Regenerate: `make -j2 build/release/regime_study && ",
-        "-27.3 %", "plot not made"})
-    CHECK_THAT(md, Contains(needle));
-  CHECK(md.find("@SUMMARY@") == std::string::npos);
-  CHECK(fs::exists(tmp.sub("runs") + "/20000/dyt_2/s1337/study_summary.txt"));
-  CHECK(fs::exists(tmp.sub("runs") + "/20000/dyt_2_plain/s1337/log.csv"));
-  CHECK(fs::exists(tmp.sub("runs") + "/all/ln/s1337/log.csv"));
-  // --reuse trains nothing: the report is rewritten from the summaries, the same tables
-  fs::remove(doc);
-  REQUIRE(std::system((base + " --reuse --note 'A reduced grid.' >" + log + " 2>&1").c_str()) == 0);
-  const std::string again = nl::test::read_bytes(doc);
-  CHECK_THAT(nl::test::read_bytes(log), Contains("(reused)"));
-  CHECK_THAT(again, Contains("**Note.** A reduced grid."));
-  CHECK(again.substr(again.find("## 1.")) == md.substr(md.find("## 1.")));
-  // bad flags are refused before any run, with exit code 2
-  const int bad = std::system((std::string(NL_BUILD_DIR) + "/regime_study --variants dyt@2,ln --out " + tmp.sub("bad") +
-                               " >" + log + " 2>&1")
-                                  .c_str());
-  CHECK(WEXITSTATUS(bad) == 2);
-  CHECK_THAT(nl::test::read_bytes(log), Contains("must start with ln"));
-  CHECK_FALSE(fs::exists(tmp.sub("bad")));
 }

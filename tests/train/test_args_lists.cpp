@@ -1,8 +1,8 @@
-// Tests of split_list (train/flags/args.h), which every list flag (--norms, --configs,
+// Tests of split_list (train/flags/flag_parser.h), which every list flag (--norms, --configs,
 // --threads, ...) goes through.
 #include <catch2/catch.hpp>
 
-#include "train/flags/args.h"
+#include "train/flags/flag_parser.h"
 
 using namespace nl;
 using V = std::vector<std::string>;

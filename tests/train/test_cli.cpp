@@ -6,7 +6,7 @@
 
 #include "tensor/device.h"
 #include "tests/test_files.h"
-#include "train/flags/args.h"
+#include "train/flags/flag_parser.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

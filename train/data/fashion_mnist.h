@@ -81,6 +81,7 @@ class ImageBatcher {
   void skip(int64_t B);                  // draws what next(B) would, builds nothing
   double epoch() const;                  // images seen / images in the set
   Generator& generator() { return gen_; }
+  const Generator& generator() const { return gen_; }
 
  private:
   struct Draw {

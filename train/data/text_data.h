@@ -36,6 +36,7 @@ class TextBatcher {
 
   // For checkpoints: save generator().state(), restore with set_state().
   Generator& generator() { return gen_; }
+  const Generator& generator() const { return gen_; }
 
  private:
   std::vector<uint8_t> data_;

@@ -1,17 +1,22 @@
-// The command-line flags of one GPT training run, declared and read in one place so
-// that every program that trains "the run" (train_gpt, screen_dyt) accepts the same
-// recipe and budget: --norm, --layers, ..., --out (see `train_gpt --help`).
+// The flags of one GPT training run, composed from the families of
+// train/flags/families.h plus the GPT's own (the model's shape and options, the text
+// data). train_gpt, screen_dyt and the GPT studies take exactly these; a config made in
+// code is checked by the same declarations (check_gpt_run).
 #pragma once
-#include "train/flags/args.h"
-#include "train/gpt/gpt_run.h"
+#include "train/flags/flag_parser.h"
+#include "train/gpt/gpt_run_config.h"
 
 namespace nl {
 
-// Declares every flag of GPTRunConfig with its default.
-void add_gpt_run_flags(Args& args);
+// --seq --block --mlp --final-norm --emb-scale --dropout, the trunk and the norm flags.
+void add_gpt_model_flags(FlagParser& p, GPTConfig& model);
 
-// The run's configuration from parsed flags. --emb-scale takes a number, `sqrt`
-// (sqrt(--dim), DyT's LLaMA recipe) or `none`.
-GPTRunConfig gpt_run_config_from(const Args& args);
+// The whole run: model, schedule, run, and the data: --data --train-bytes --eval-batches.
+// Its checks include the memory the run would need.
+void add_gpt_run_flags(FlagParser& p, GPTRunConfig& c);
+
+// Runs every check of add_gpt_run_flags over c (throws nl::Error naming the flag), and
+// returns config.json's text for it: what train_gpt would record for this run.
+std::string check_gpt_run(const GPTRunConfig& c);
 
 }  // namespace nl

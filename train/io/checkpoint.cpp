@@ -5,7 +5,27 @@
 
 #include "train/io/safetensors.h"
 
+#include <nlohmann/json.hpp>
+
 namespace nl {
+namespace {
+
+// '"dim": 64 in the checkpoint, 32 in this run' for the first field where two model
+// descriptions differ (the whole texts when they are not both JSON objects).
+std::string first_difference(const std::string& saved, const std::string& wanted) {
+  const auto a = nlohmann::json::parse(saved, nullptr, false), b = nlohmann::json::parse(wanted, nullptr, false);
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [key, value] : b.items())
+      if (!a.contains(key) || a[key] != value)
+        return "\"" + key + "\": " + (a.contains(key) ? a[key].dump() : std::string("(none)")) +
+               " in the checkpoint, " + value.dump() + " in this run";
+    for (const auto& [key, value] : a.items())
+      if (!b.contains(key)) return "\"" + key + "\": " + value.dump() + " in the checkpoint, (none) in this run";
+  }
+  return saved + " in the checkpoint, " + wanted + " in this run";
+}
+
+}  // namespace
 
 std::string encode_state(const std::vector<uint64_t>& words) {
   std::string s;
@@ -52,9 +72,10 @@ CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, 
     return it->second;
   };
   NL_CHECK(meta("format") == "normlab-checkpoint-1", "checkpoint ", path, ": unknown format '", meta("format"), "'");
-  if (!expected_model.empty())
-    NL_CHECK(meta("model") == expected_model, "checkpoint ", path, " was written for the model ", meta("model"),
-             ", but this run builds ", expected_model);
+  if (!expected_model.empty() && meta("model") != expected_model)
+    fail("checkpoint ", path, " was written for the model of another run: ",
+         first_difference(meta("model"), expected_model),
+         " (the checkpoint's model: ", meta("model"), ")");
   // check everything before changing anything, so a bad file leaves the model intact
   auto expect = [&](const std::string& name, const Shape& shape) -> const Tensor& {
     auto it = f.tensors.find(name);

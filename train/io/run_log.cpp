@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "tensor/error.h"
+#include "train/io/files.h"
 
 namespace nl {
 
@@ -38,31 +39,6 @@ std::vector<std::string> complete_rows_until(const std::string& path, int64_t st
     if (s <= step) rows.push_back(line);
   }
   return rows;
-}
-
-void create_out_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) fail("cannot create the output folder ", dir, ": ", ec.message());
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) fail("cannot write ", tmp, ": ", std::strerror(errno));
-  errno = 0;
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  int err = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!err) err = errno;
-  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    fail("writing ", tmp, " failed: ", std::strerror(err ? err : EIO));
-  }
 }
 
 CsvLog::CsvLog(const std::string& path, const std::string& header, int64_t keep_until_step) : path_(path) {

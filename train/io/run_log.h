@@ -15,12 +15,6 @@ namespace nl {
 // A missing or empty file gives no rows.
 std::vector<std::string> complete_rows_until(const std::string& path, int64_t step);
 
-// Creates the folder (and its parents); throws naming it and the reason when it cannot.
-void create_out_dir(const std::string& dir);
-// Writes a whole small file (config.json, sample.txt, ...) atomically: to path + ".tmp",
-// fsynced, renamed over path. Throws naming the file when any step fails.
-void write_text_file(const std::string& path, const std::string& text);
-
 class CsvLog {
  public:
   // Replaces path, atomically, by `header` and the rows of the old file up to

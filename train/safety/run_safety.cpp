@@ -7,21 +7,6 @@
 
 namespace nl {
 
-void add_run_safety_flags(Args& args) {
-  args.add("--checkpoint-every", "0", "also write the checkpoint every N steps (0: only at the end)");
-  args.add("--keep-checkpoints", "1", "checkpoints kept on disk, the newest included (older: DIR/checkpoint-stepN)");
-  args.add("--on-nonfinite", "stop", "on a NaN/inf loss or gradient: stop (keeping the last checkpoint) | skip the step");
-}
-
-RunSafety read_run_safety_flags(const Args& args) {
-  RunSafety s;
-  s.checkpoints.every = args.integer("--checkpoint-every");
-  s.checkpoints.keep = args.integer("--keep-checkpoints");
-  s.on_nonfinite = parse_nonfinite_action(args.str("--on-nonfinite"));
-  s.validate();
-  return s;
-}
-
 int report_run_end(const char* program, const RunEnd& end) {
   const std::string kept = end.checkpoint_step >= 0
                                ? "checkpoint of step " + std::to_string(end.checkpoint_step) + " in " + end.checkpoint_path

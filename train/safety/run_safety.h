@@ -1,9 +1,9 @@
 // The reliability options and end states that the GPT and ViT training loops share:
 // periodic checkpoints kept K deep (train/io/checkpoint_keeper.h), what to do on a
 // non-finite loss or gradient (train/safety/nonfinite.h), and how a run that did not finish
-// its schedule reports why (a stop signal, a numerical fault). The CLIs declare the
-// flags with add_run_safety_flags and turn a run's end into a line and an exit code
-// with report_run_end.
+// its schedule reports why (a stop signal, a numerical fault). The programs turn a
+// run's end into a line and an exit code with report_run_end; the flags that set
+// RunSafety are in train/flags/families.h.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -11,7 +11,6 @@
 #include <string>
 
 #include "nn/module.h"
-#include "train/flags/args.h"
 #include "train/io/checkpoint_keeper.h"
 #include "train/safety/nonfinite.h"
 #include "train/optim/optim.h"
@@ -23,9 +22,6 @@ struct RunSafety {
   NonFiniteAction on_nonfinite = NonFiniteAction::Stop;
   void validate() const { checkpoints.validate(); }
 };
-
-void add_run_safety_flags(Args& args);  // --checkpoint-every, --keep-checkpoints, --on-nonfinite
-RunSafety read_run_safety_flags(const Args& args);
 
 // How a run ended when it did not complete its steps (both empty: it did, or it
 // reached --stop-after).

@@ -1,0 +1,127 @@
+#include "studies/compare/comparison.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "nn/norms/registry.h"
+#include "studies/report/study.h"
+#include "tensor/error.h"
+#include "train/flags/flag_parser.h"
+#include "train/io/files.h"
+
+namespace nl {
+namespace fs = std::filesystem;
+
+int effective_jobs(int jobs) { return jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN); }
+
+std::vector<ComparedRun> run_comparison(const std::string& program, const nlohmann::ordered_json& recipe,
+                                        const std::vector<std::string>& skip, const std::vector<Variant>& variants,
+                                        const std::string& out, int jobs, int threads, int curve_column) {
+  std::vector<GridCell> cells;
+  for (const Variant& v : variants) {
+    GridCell cell;
+    cell.label = v.label;
+    cell.program = program;
+    cell.args = flags_from_values(recipe, skip);
+    cell.args.insert(cell.args.end(), v.args.begin(), v.args.end());
+    cell.out_dir = out + "/" + v.label;
+    cells.push_back(cell);
+  }
+  GridOptions options;
+  options.jobs = jobs;
+  options.threads = threads;
+  std::printf("training %zu runs, %d at a time, %d thread(s) each\n", variants.size(), effective_jobs(jobs), threads);
+  std::fflush(stdout);
+  const std::vector<CellOutcome> outcomes = run_grid(cells, options);
+  std::vector<ComparedRun> runs;
+  for (size_t i = 0; i < cells.size(); ++i)
+    runs.push_back({cells[i].label, outcomes[i].exit_code, outcomes[i].result,
+                    val_curve(cells[i].out_dir + "/log.csv", curve_column)});
+  return runs;
+}
+
+void write_curves(const std::string& path, const nlohmann::json& runs) {
+  std::map<int64_t, std::map<std::string, std::string>> curves;
+  std::vector<std::string> labels;
+  for (const auto& r : runs) {
+    labels.push_back(r["label"]);
+    for (const auto& [step, v] : r["curve"].get<std::vector<std::pair<int64_t, std::string>>>())
+      curves[step][labels.back()] = v;
+  }
+  std::string text = "step";
+  for (const auto& l : labels) text += "," + l;
+  text += "\n";
+  for (const auto& [step, row] : curves) {
+    text += std::to_string(step);
+    for (const auto& l : labels) text += "," + (row.count(l) ? row.at(l) : std::string());
+    text += "\n";
+  }
+  write_text_file(path, text);
+}
+
+double result_number(const nlohmann::json& result, const std::string& key) {
+  if (!result.is_object() || !result.contains(key) || !result[key].is_number()) return NAN;
+  return result[key].get<double>();
+}
+
+nlohmann::json comparison_header(const nlohmann::ordered_json& recipe, int jobs, int threads, double load,
+                                 double seconds) {
+  return {{"date", today()},
+          {"jobs", effective_jobs(jobs)},
+          {"threads", threads},
+          {"cores", (int)sysconf(_SC_NPROCESSORS_ONLN)},
+          {"load", load},
+          {"seconds", seconds},
+          {"recipe", nlohmann::json::parse(recipe.dump())}};
+}
+
+nlohmann::json runs_json(const std::vector<ComparedRun>& runs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ComparedRun& r : runs)
+    out.push_back({{"label", r.label}, {"exit_code", r.exit_code}, {"result", r.result}, {"curve", r.curve}});
+  return out;
+}
+
+void add_comparison_flags(FlagParser& p, ComparisonFlags& f) {
+  p.list("--norms", f.norms, "the norms to compare (" + norm_choices(", ") + ")");
+  p.integer("--jobs", f.jobs, 0, 1024, "runs at a time (0: the study's default)", FlagRole::Setting);
+  p.toggle("--reuse", f.reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
+  p.check([&f] {
+    for (const auto& n : f.norms) norm_kind(n);
+  });
+}
+
+nlohmann::json compare_norm_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
+                                 const std::string& out, int threads, int curve_column, bool all_at_once) {
+  if (f.reuse) return read_results(out);
+  const auto start = StudyClock::now();
+  const double load = load_average();
+  std::vector<Variant> variants;
+  for (const auto& n : f.norms) variants.push_back({n, {"--norm", n}});
+  const int jobs = f.jobs > 0 ? f.jobs : all_at_once ? (int)f.norms.size() : 0;
+  const auto recipe = p.values();
+  const std::vector<ComparedRun> runs =
+      run_comparison(program, recipe, {"threads", "jobs", "norms"}, variants, out, jobs, threads, curve_column);
+  nlohmann::json results = comparison_header(recipe, jobs, threads, load, seconds_since(start));
+  results["runs"] = runs_json(runs);
+  for (auto& run : results["runs"])
+    run["train_curve"] = val_curve(out + "/" + run["label"].get<std::string>() + "/log.csv", 1);
+  write_text_file(out + "/results.json", results.dump(1) + "\n");
+  return results;
+}
+
+nlohmann::json read_results(const std::string& out) {
+  const std::string path = out + "/results.json";
+  NL_CHECK(fs::exists(path), "--reuse: no ", path, " (run the study first, without --reuse)");
+  try {
+    return nlohmann::json::parse(read_text_file(path, "--reuse"));
+  } catch (const nlohmann::json::exception& e) {
+    fail("--reuse: ", path, " is not valid JSON (", e.what(), ")");
+  }
+}
+
+}  // namespace nl

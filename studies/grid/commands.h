@@ -1,0 +1,37 @@
+// The whole command line of the training programs, declared once: train_gpt and
+// train_vit parse theirs with it (apps/), and the grid (studies/grid/grid.h) checks its
+// cells with it before it starts any, so a cell is refused exactly as the program would
+// refuse it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/instruments/act_stats_observer.h"
+#include "studies/instruments/screening.h"
+#include "train/flags/flag_parser.h"
+#include "train/gpt/gpt_run_config.h"
+#include "train/vit/vit_run_config.h"
+
+namespace nl {
+
+struct TrainGptCommand {
+  GPTRunConfig run;
+  ActStatsSettings stats;
+  bool screen = false;      // --screen-dyt: stop at the screening step with the rule's verdict
+  ScreenSettings screening;
+  double dist_timeout = 300;
+};
+void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c);
+
+struct TrainVitCommand {
+  ViTRunConfig run;
+};
+void add_train_vit_flags(FlagParser& p, TrainVitCommand& c);
+
+// Checks args (the flags after the program's name) as `program` would and returns what
+// it would record in config.json; throws naming the flag.
+nlohmann::ordered_json check_command(const std::string& program, const std::vector<std::string>& args);
+
+}  // namespace nl

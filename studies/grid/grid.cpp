@@ -1,0 +1,270 @@
+#include "studies/grid/grid.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "studies/grid/commands.h"
+#include "tensor/error.h"
+#include "train/flags/flag_parser.h"
+#include "train/io/files.h"
+#include "train/loop/progress.h"
+#include "train/safety/stop_signals.h"
+
+extern char** environ;
+
+namespace nl {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The cell's full command line: its flags, then what the grid sets for every cell.
+std::vector<std::string> full_args(const GridCell& cell, const GridOptions& o, bool resume) {
+  std::vector<std::string> a = cell.args;
+  for (const std::string& s : {std::string("--out"), cell.out_dir, std::string("--threads"), std::to_string(o.threads),
+                               std::string("--quiet")})
+    a.push_back(s);
+  if (resume) a.push_back("--resume");
+  return a;
+}
+
+// What a cell's folder holds.
+enum class Found { Nothing, Finished, Unfinished };
+
+// Compares the recipe the folder's config.json records with the cell's; throws naming
+// the first flag that differs.
+Found inspect(const GridCell& cell, const nlohmann::ordered_json& wanted) {
+  const std::string config = cell.out_dir + "/config.json";
+  if (!fs::exists(config)) {
+    NL_CHECK(!fs::exists(cell.out_dir) || fs::is_empty(cell.out_dir), "grid: cell ", cell.label, ": ", cell.out_dir,
+             " holds files but no config.json (not a run of this grid); use another --out");
+    return Found::Nothing;
+  }
+  nlohmann::ordered_json had;
+  try {
+    had = nlohmann::ordered_json::parse(read_text_file(config, "grid", 1 << 20));
+  } catch (const nlohmann::json::exception& e) {
+    fail("grid: cell ", cell.label, ": ", config, " is not valid JSON (", e.what(), ")");
+  }
+  FlagParser p(cell.program, "");
+  TrainGptCommand gpt;
+  TrainVitCommand vit;
+  if (cell.program == "train_gpt") add_train_gpt_flags(p, gpt);
+  else add_train_vit_flags(p, vit);
+  for (const std::string& key : p.recipe_keys()) {
+    const auto w = wanted.find(key);
+    const bool have = had.contains(key);
+    NL_CHECK(have && w != wanted.end() && had[key] == *w, "grid: cell ", cell.label, ": ", cell.out_dir,
+             " holds a run of another recipe (", flag_of_key(key), " ", have ? had[key].dump() : "unset", " there, ",
+             w != wanted.end() ? w->dump() : "unset", " here); use another --out or remove that folder");
+  }
+  return fs::exists(cell.out_dir + "/result.json") ? Found::Finished : Found::Unfinished;
+}
+
+struct Running {
+  size_t cell;
+  int err_fd;
+  std::string errors;
+  Clock::time_point start;
+};
+
+pid_t spawn(const std::string& program, const std::vector<std::string>& args, int& err_fd) {
+  std::vector<std::string> argv = {program};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargs;
+  for (auto& a : argv) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  int pipe_fds[2];
+  NL_CHECK(pipe2(pipe_fds, O_CLOEXEC) == 0, "grid: pipe failed: ", std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // its progress goes nowhere (it runs --quiet; its figures land in result.json), its
+  // errors come back to the grid
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, cargs.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (rc != 0) {
+    ::close(pipe_fds[0]);
+    fail("grid: cannot start ", program, ": ", std::strerror(rc));
+  }
+  fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  err_fd = pipe_fds[0];
+  return pid;
+}
+
+void drain(Running& r) {
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(r.err_fd, buf, sizeof buf)) > 0) {
+    r.errors.append(buf, (size_t)n);
+    if (r.errors.size() > 8192) r.errors.erase(0, r.errors.size() - 8192);  // the end says why
+  }
+}
+
+// The last step a run has logged: the first field of the last whole line of log.csv.
+int64_t steps_logged(const std::string& out_dir) {
+  std::ifstream in(out_dir + "/log.csv");
+  std::string line, last;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last.empty() ? 0 : std::atoll(last.c_str());
+}
+
+}  // namespace
+
+std::string sibling_program(const std::string& name) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  NL_CHECK(!ec, "cannot find this program's folder (/proc/self/exe): ", ec.message());
+  return (self.parent_path() / name).string();
+}
+
+nlohmann::json read_result(const std::string& out_dir) {
+  const std::string path = out_dir + "/result.json";
+  if (!fs::exists(path)) return nullptr;
+  try {
+    return nlohmann::json::parse(read_text_file(path, "result", 16 << 20));
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cells) {
+  std::vector<nlohmann::ordered_json> out;
+  std::map<std::string, std::string> folders;
+  for (const GridCell& cell : cells) {
+    NL_CHECK(folders.emplace(cell.out_dir, cell.label).second, "grid: cells ", folders[cell.out_dir], " and ",
+             cell.label, " share the folder ", cell.out_dir);
+    try {
+      out.push_back(check_command(cell.program, full_args(cell, GridOptions{}, false)));
+    } catch (const Error& e) {
+      fail("grid: cell ", cell.label, ": ", e.what());
+    }
+  }
+  return out;
+}
+
+std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const GridOptions& o) {
+  const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
+  std::vector<Found> found;
+  for (size_t i = 0; i < cells.size(); ++i) found.push_back(inspect(cells[i], configs[i]));
+  std::map<std::string, std::string> programs;
+  for (const GridCell& c : cells) {
+    programs[c.program] = sibling_program(c.program);
+    NL_CHECK(fs::exists(programs[c.program]), programs[c.program], " is not built (make ", programs[c.program], ")");
+  }
+  const int jobs = o.jobs > 0 ? o.jobs : std::max(1, (int)sysconf(_SC_NPROCESSORS_ONLN));
+
+  std::vector<CellOutcome> outcomes(cells.size());
+  std::vector<double> work(cells.size()), done_work(cells.size(), 0.0);
+  std::vector<int64_t> steps(cells.size(), 0);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    steps[i] = configs[i].contains("steps") ? configs[i]["steps"].get<int64_t>() : 1;
+    work[i] = cells[i].cost * (double)std::max<int64_t>(steps[i], 1);
+    if (found[i] == Found::Finished) {
+      outcomes[i].kept = true;
+      outcomes[i].exit_code = 0;
+      outcomes[i].result = read_result(cells[i].out_dir);
+    }
+  }
+  double total_work = 0;
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (!outcomes[i].kept) total_work += work[i];
+
+  ProgressLine progress(o.quiet);
+  std::map<pid_t, Running> running;
+  size_t next = 0, finished = 0, to_run = 0;
+  for (const auto& oc : outcomes) to_run += !oc.kept;
+  const auto start = Clock::now();
+  const double show_every = isatty(fileno(stdout)) ? 1.0 : 60.0;  // seconds between progress lines
+  double next_show = show_every;
+  auto stop_all = [&](int sig) {
+    for (auto& [pid, r] : running) kill(pid, SIGTERM);
+    for (auto& [pid, r] : running) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      ::close(r.err_fd);
+    }
+    progress.finish();
+    fail("grid: stopped by ", signal_name(sig), " after ", finished, " of ", to_run,
+         " cells; the running cells wrote their checkpoints, and the same command continues the grid");
+  };
+  while (true) {
+    while (next < cells.size() && (int)running.size() < jobs) {
+      const size_t i = next++;
+      if (outcomes[i].kept) continue;
+      Running r{i, -1, "", Clock::now()};
+      const pid_t pid = spawn(programs[cells[i].program], full_args(cells[i], o, found[i] == Found::Unfinished), r.err_fd);
+      running.emplace(pid, std::move(r));
+    }
+    if (running.empty()) break;
+    if (const int sig = stop_signal()) stop_all(sig);
+    std::vector<pollfd> fds;
+    for (auto& [pid, r] : running) fds.push_back({r.err_fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), 200) > 0) {
+      bool hung_up = false;
+      for (const pollfd& f : fds) hung_up |= (f.revents & POLLHUP) != 0;
+      if (hung_up) usleep(20000);  // a child is exiting: give waitpid a moment instead of spinning
+    }
+    for (auto& [pid, r] : running) drain(r);
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0 && running.count(pid)) {
+      Running& r = running.at(pid);
+      drain(r);
+      ::close(r.err_fd);
+      CellOutcome& oc = outcomes[r.cell];
+      oc.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      oc.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
+      oc.errors = r.errors;
+      oc.result = read_result(cells[r.cell].out_dir);
+      done_work[r.cell] = work[r.cell];
+      ++finished;
+      const GridCell& cell = cells[r.cell];
+      char line[512];
+      std::snprintf(line, sizeof line, "  %-28s %s in %.0f s", cell.label.c_str(),
+                    oc.exit_code == 0 ? "done" : ("FAILED (exit code " + std::to_string(oc.exit_code) + ")").c_str(),
+                    oc.seconds);
+      progress.show(line, true, 0);
+      if (oc.exit_code != 0 && !oc.errors.empty()) std::fprintf(stderr, "%s", oc.errors.c_str());
+      running.erase(pid);
+      continue;
+    }
+    // the progress line: the grid's share of work done, each running cell's step
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (elapsed < next_show) continue;
+    next_show = elapsed + show_every;
+    std::string line = "grid: " + std::to_string(finished) + "/" + std::to_string(to_run) + " done";
+    double done = 0;
+    for (size_t i = 0; i < cells.size(); ++i) done += done_work[i];
+    for (auto& [p, r] : running) {
+      const int64_t s = std::min(steps_logged(cells[r.cell].out_dir), steps[r.cell]);
+      done += work[r.cell] * (double)s / (double)std::max<int64_t>(steps[r.cell], 1);
+      line += ", " + cells[r.cell].label + " " + std::to_string(s) + "/" + std::to_string(steps[r.cell]);
+    }
+    line += ", ETA " + format_duration(eta_seconds(elapsed, done, total_work));
+    progress.show(line, false, 0, 1);
+  }
+  progress.finish();
+  return outcomes;
+}
+
+}  // namespace nl

@@ -1,0 +1,59 @@
+// A study's grid of training runs. Each cell is an ordinary run of a program beside
+// the study's own (train_gpt, train_vit), in its own folder, so any cell can be rerun by
+// hand from its config.json. Before any cell starts, every cell's command line is
+// checked in-process by that program's own flags (studies/grid/commands.h), so a bad
+// value stops the study before it touches a file. Then the cells run `jobs` at a time,
+// `threads` threads each (one thread per run shares two cores best: docs/performance.md),
+// with one progress line for the grid: cells done, running cells' steps, an ETA.
+//
+// A cell whose folder already holds its finished run (result.json, and a config.json
+// with the same recipe) is kept as it is; one that holds an unfinished run of the same
+// recipe is resumed; one that holds a run of another recipe stops the study before
+// anything runs, naming the cell and the first flag that differs. SIGINT/SIGTERM reach
+// the running cells (each writes its checkpoint), and the study ends; the same command
+// later continues where it stopped.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nl {
+
+struct GridCell {
+  std::string label;              // for the progress line ("L8 pre+bhyt s1")
+  std::string program;            // "train_gpt" or "train_vit"
+  std::vector<std::string> args;  // its flags, without --out, --quiet, --threads, --resume
+  std::string out_dir;
+  double cost = 1.0;              // relative cost of one step, for the ETA (e.g. parameters x tokens)
+};
+
+struct GridOptions {
+  int jobs = 0;           // cells at a time (0: one per core)
+  int threads = 1;        // threads per cell
+  bool quiet = false;     // no progress lines
+};
+
+struct CellOutcome {
+  int exit_code = -1;     // the run's exit code (0: done; 1: a numerical fault; 128 + signal)
+  bool kept = false;      // its finished run was already there
+  double seconds = 0;     // wall time of this invocation's run of it
+  std::string errors;     // the end of its stderr
+  nlohmann::json result;  // its result.json (null when there is none)
+};
+
+// The checked config.json of each cell, in order (throws naming the cell and the flag).
+std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cells);
+
+// Runs the grid (check_grid first); returns one outcome per cell, in order. Throws when
+// a program is not built, a cell's folder holds another recipe, or a stop signal came.
+std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const GridOptions& options);
+
+// The file beside this running program: the grid's programs live in the same build folder.
+std::string sibling_program(const std::string& name);
+
+// A finished cell's result.json (null when absent or unreadable).
+nlohmann::json read_result(const std::string& out_dir);
+
+}  // namespace nl

@@ -1,0 +1,33 @@
+// train_gpt's per-layer activation statistics (studies/instruments/act_stats.h) as an
+// observer of the training loop: DIR/act_stats.csv gets one probed forward's rows on a
+// fixed held-out batch at step 0, every `every` steps and at the schedule's end; a
+// resumed run keeps the rows up to its checkpoint and continues the file exactly.
+#pragma once
+#include <vector>
+
+#include "studies/instruments/act_stats.h"
+#include "train/flags/flag_parser.h"
+#include "train/gpt/gpt_run.h"
+
+namespace nl {
+
+struct ActStatsSettings {
+  int64_t every = 100;  // steps between statistics (0: none)
+  int64_t batch = 16;   // sequences of the fixed held-out batch (drawn with seed + 5)
+};
+
+// --act-stats-every, --act-stats-batch
+void add_act_stats_flags(FlagParser& p, ActStatsSettings& s);
+
+// What the observer measured: the last statistics and the time they took.
+struct ActStatsRecord {
+  std::vector<ActStat> last;
+  int64_t step = -1;
+  double seconds = 0;
+};
+
+// The observer for run_gpt (nothing when settings.every is 0). `record`, when given,
+// receives the last statistics and the time spent on them.
+std::vector<GPTObserverFactory> act_stats_observer(const ActStatsSettings& settings, ActStatsRecord* record = nullptr);
+
+}  // namespace nl

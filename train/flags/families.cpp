@@ -1,0 +1,94 @@
+#include "train/flags/families.h"
+
+#include <cstdint>
+
+#include "tensor/decimal.h"
+#include "nn/norms/registry.h"
+#include "tensor/error.h"
+#include "train/safety/limits.h"
+
+namespace nl {
+
+void add_trunk_flags(FlagParser& p, int64_t& layers, int64_t& dim, int64_t& heads) {
+  p.integer("--layers", layers, 1, kMaxLayers, "transformer blocks");
+  p.integer("--dim", dim, 1, kMaxDim, "model width");
+  p.integer("--heads", heads, 1, kMaxDim, "attention heads (must divide --dim)");
+  p.check([&] {
+    NL_CHECK(heads <= dim, "--heads must lie in [1, ", dim, "] (--dim), got ", heads);
+    NL_CHECK(dim % heads == 0, "--dim ", dim, " is not divisible by --heads ", heads);
+  });
+}
+
+void add_norm_flags(FlagParser& p, NormConfig& n) {
+  std::vector<std::string> names;
+  for (const NormKind& k : norm_kinds()) names.push_back(k.name);
+  p.choice("--norm", n.name, names, "the normalization layer: " + norm_choices());
+  p.real("--dyt-alpha0", n.dyt_alpha0, -1e6, 1e6, "DyT's initial alpha");
+  p.real("--bhyt-lambda", n.bhyt_lambda0, -1e6, 1e6, "BHyT's initial lambda at every site without its own");
+  auto optional_lambda = [&p](const char* flag, std::optional<float>& target, const char* help) {
+    p.custom(
+        flag, target ? shortest_decimal(*target) : "",
+        [flag, &target](const std::string& v) {
+          if (v.empty()) target.reset();
+          else target = (float)flag_real(flag, v, -1e6, 1e6);
+        },
+        help);
+  };
+  optional_lambda("--bhyt-lambda-attn", n.bhyt_lambda_attn,
+                  "initial lambda of the attention branch's sites (default: --bhyt-lambda)");
+  optional_lambda("--bhyt-lambda-mlp", n.bhyt_lambda_mlp, "initial lambda of the MLP branch's sites (default: --bhyt-lambda)");
+  p.real("--bhyt-p", n.bhyt_p, 0, 1, "BHyT's target probability p in (0, 1) (kappa = 1/sqrt(1-p))");
+  p.integer("--bhyt-refresh", n.bhyt_refresh, 1, kMaxSteps,
+            "bhyt: training steps between recomputations of c_attn = ||W_V W_O||^2/(T d)");
+  p.check([&n] {
+    NL_CHECK(n.bhyt_p > 0.0f && n.bhyt_p < 1.0f, "--bhyt-p must lie in (0, 1), got ", n.bhyt_p);
+  });
+}
+
+void add_seed_flag(FlagParser& p, uint64_t& seed) {
+  p.integer("--seed", seed, 0, INT64_MAX, "seed for initialisation, batches and sampling");
+}
+
+void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps) {
+  p.integer("--batch", c.batch, 1, kMaxBatch, "examples per step (the global batch over all ranks)");
+  p.integer("--steps", c.steps, min_steps, kMaxSteps,
+            min_steps == 0 ? "training steps (the schedule's length; 0: from --epochs)" : "training steps (the schedule's length)");
+  p.integer("--warmup", c.warmup, 0, kMaxSteps, "linear warmup steps");
+  p.positive("--lr", c.lr, 1e35, "peak learning rate");
+  p.real("--min-lr", c.min_lr, 0, 1e35, "learning rate at the end of the cosine (at most --lr)");
+  p.real("--wd", c.wd, 0, 1e6, "AdamW weight decay (2-D weights only)");
+  p.real("--clip", c.clip, 0, 1e30, "global gradient-norm clip (0: off)");
+  add_seed_flag(p, c.seed);
+  p.check([&c] { NL_CHECK(c.min_lr <= c.lr, "--min-lr must lie in [0, ", c.lr, "] (--lr), got ", c.min_lr); });
+}
+
+void add_threads_flag(FlagParser& p, int& threads) {
+  p.integer("--threads", threads, 1, kMaxThreads, "CPU threads (OpenMP and OpenBLAS)", FlagRole::Setting);
+}
+
+void add_run_flags(FlagParser& p, TrainConfig& c) {
+  p.integer("--eval-every", c.eval_every, 1, kMaxSteps, "validate every N steps (and at the last)", FlagRole::Setting);
+  add_threads_flag(p, c.threads);
+  p.choice("--device", c.device, {"cpu", "cuda"}, "where the model trains (cuda needs make CUDA=1 and a GPU)",
+           FlagRole::Setting);
+  // not recorded: a run rerun from its config.json goes where the new command says
+  p.text("--out", c.out_dir, "output directory", FlagRole::Control);
+  p.toggle("--resume", c.resume, "continue from DIR/checkpoint.safetensors", FlagRole::Control);
+  p.integer("--stop-after", c.stop_after, -1, kMaxSteps, "stop after this step, writing the checkpoint (-1: run all)",
+            FlagRole::Control);
+  p.toggle("--quiet", c.quiet, "no progress lines", FlagRole::Control);
+  p.integer("--checkpoint-every", c.safety.checkpoints.every, 0, kMaxSteps,
+            "also write the checkpoint every N steps (0: only at the end)", FlagRole::Setting);
+  p.integer("--keep-checkpoints", c.safety.checkpoints.keep, 1, 1000,
+            "checkpoints kept on disk, the newest included (older: DIR/checkpoint-stepN)", FlagRole::Setting);
+  p.custom(
+      "--on-nonfinite", to_string(c.safety.on_nonfinite),
+      [&c](const std::string& v) { c.safety.on_nonfinite = parse_nonfinite_action(v); },
+      "on a NaN/inf loss or gradient: stop (keeping the last checkpoint) | skip the step", FlagRole::Setting);
+}
+
+void add_data_flag(FlagParser& p, std::string& dir, const std::string& what) {
+  p.text("--data", dir, "directory of " + what);
+}
+
+}  // namespace nl

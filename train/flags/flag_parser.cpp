@@ -1,0 +1,372 @@
+// CLI11 splits the command line; every value is read and checked here, so that each
+// program's messages have one form: "--seed must lie in [0, ...], got -1".
+#include "train/flags/flag_parser.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <sstream>
+
+#include "tensor/decimal.h"
+#include "tensor/error.h"
+#include "train/io/files.h"
+
+namespace nl {
+namespace {
+
+enum class Kind { Integer, Real, Text, Toggle };
+
+}  // namespace
+
+int64_t flag_integer(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  NL_CHECK(!v.empty() && *end == '\0', flag, " needs an integer, got '", v, "'");
+  NL_CHECK(errno != ERANGE && x >= lo && x <= hi, flag, " must lie in [", lo, ", ", hi, "], got ", v);
+  return x;
+}
+
+double flag_real(const std::string& flag, const std::string& v, double lo, double hi, bool lo_open) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  NL_CHECK(!v.empty() && *end == '\0', flag, " needs a number, got '", v, "'");
+  NL_CHECK(std::isfinite(x) && (lo_open ? x > lo : x >= lo) && x <= hi, flag, " must lie in ", lo_open ? "(" : "[",
+           shortest_decimal(lo), ", ", shortest_decimal(hi), "], got ", v);
+  return x;
+}
+
+std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<std::string> flags_from_values(const nlohmann::ordered_json& values, const std::vector<std::string>& skip) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : values.items()) {
+    if (key == "program" || std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+    const std::string flag = flag_of_key(key);
+    if (value.is_boolean()) {
+      if (value.get<bool>()) out.push_back(flag);
+      continue;
+    }
+    NL_CHECK(value.is_string() || value.is_number(), flag, " must be a number, a string or true/false, got ",
+             value.dump());
+    out.push_back(flag);
+    out.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
+std::string flag_key(const std::string& flag) {
+  std::string key = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
+  for (char& c : key)
+    if (c == '-') c = '_';
+  return key;
+}
+
+std::string flag_of_key(const std::string& key) {
+  std::string flag = "--" + key;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+struct FlagParser::Impl {
+  struct Entry {
+    std::string flag;
+    Kind kind;
+    FlagRole role;
+    std::string raw;       // the value as given, or the default
+    bool on = false;       // toggles
+    CLI::Option* option = nullptr;
+    std::function<void(const std::string&)> store;  // checks raw and sets the target
+  };
+  std::string program, summary;
+  CLI::App app;
+  std::deque<Entry> entries;  // declaration order; a deque keeps the strings CLI11 writes to in place
+  std::vector<std::function<void()>> checks;
+  std::string config_path;  // only for --help
+  std::vector<std::string> omitted;
+
+  Impl(std::string p, std::string s) : program(std::move(p)), summary(std::move(s)), app(summary, program) {
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.allow_extras();
+    app.add_option("--config", config_path,
+                   "read the flags a run recorded in FILE (its config.json); flags after --config override them")
+        ->type_name("FILE");
+  }
+
+  Entry& add(const std::string& flag, Kind kind, FlagRole role, std::string default_raw, const std::string& help,
+             const std::string& type_name) {
+    for (const Entry& e : entries) NL_CHECK(e.flag != flag, program, ": internal: ", flag, " is declared twice");
+    entries.push_back(Entry{flag, kind, role, std::move(default_raw), false, nullptr, nullptr});
+    Entry& e = entries.back();
+    if (std::find(omitted.begin(), omitted.end(), flag) != omitted.end()) {
+      e.role = FlagRole::Control;  // not recorded; it has no option, so the command line cannot set it
+      if (kind == Kind::Toggle) e.on = e.raw == "1";
+      return e;
+    }
+    if (kind == Kind::Toggle) {
+      e.option = app.add_flag(flag, help);
+    } else {
+      e.option = app.add_option(flag, e.raw, help)->type_name(type_name);
+      e.option->default_str(e.raw);
+    }
+    return e;
+  }
+
+  Entry* find(const std::string& flag) {
+    for (Entry& e : entries)
+      if (e.flag == flag) return &e;
+    return nullptr;
+  }
+
+  // --config FILE (or --config=FILE) replaced, in place, by the flags the file records
+  std::vector<std::string> expand_config(const std::vector<std::string>& args) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < args.size(); ++i) {
+      std::string path;
+      if (args[i] == "--config") {
+        NL_CHECK(i + 1 < args.size(), "--config needs a value (a run's config.json)");
+        path = args[++i];
+      } else if (args[i].rfind("--config=", 0) == 0) {
+        path = args[i].substr(9);
+      } else {
+        out.push_back(args[i]);
+        continue;
+      }
+      for (const std::string& a : config_flags(path)) out.push_back(a);
+    }
+    return out;
+  }
+
+  std::vector<std::string> config_flags(const std::string& path) {
+    nlohmann::ordered_json j;
+    try {
+      j = nlohmann::ordered_json::parse(read_text_file(path, "--config", 1 << 20));
+    } catch (const nlohmann::json::exception& e) {
+      fail("--config: ", path, " is not valid JSON: ", e.what());
+    }
+    NL_CHECK(j.is_object(), "--config: ", path, " does not hold a JSON object");
+    if (j.contains("program"))
+      NL_CHECK(j["program"] == program, "--config: ", path, " records a ", j["program"].dump(), " run, not ", program);
+    for (const auto& [key, value] : j.items()) {
+      if (key == "program") continue;
+      const Entry* e = find(flag_of_key(key));
+      NL_CHECK(e && e->role != FlagRole::Control, "--config: ", path, " sets ", flag_of_key(key), ", which ", program,
+               " does not take");
+    }
+    try {
+      return flags_from_values(j);
+    } catch (const Error& e) {
+      fail("--config: ", path, ": ", e.what());
+    }
+  }
+};
+
+FlagParser::FlagParser(std::string program, std::string summary)
+    : impl_(std::make_unique<Impl>(std::move(program), std::move(summary))) {}
+FlagParser::~FlagParser() = default;
+
+const std::string& FlagParser::program() const { return impl_->program; }
+
+void FlagParser::integer(const std::string& flag, int64_t& target, int64_t lo, int64_t hi, const std::string& help,
+                         FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), help, "INT");
+  e.store = [&target, flag, lo, hi](const std::string& v) { target = flag_integer(flag, v, lo, hi); };
+}
+
+void FlagParser::integer(const std::string& flag, int& target, int64_t lo, int64_t hi, const std::string& help,
+                         FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), help, "INT");
+  e.store = [&target, flag, lo, hi](const std::string& v) { target = (int)flag_integer(flag, v, lo, hi); };
+}
+
+void FlagParser::integer(const std::string& flag, uint64_t& target, int64_t lo, int64_t hi, const std::string& help,
+                         FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), help, "INT");
+  e.store = [&target, flag, lo, hi](const std::string& v) { target = (uint64_t)flag_integer(flag, v, lo, hi); };
+}
+
+void FlagParser::real(const std::string& flag, float& target, double lo, double hi, const std::string& help,
+                      FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), help, "X");
+  e.store = [&target, flag, lo, hi](const std::string& v) { target = (float)flag_real(flag, v, lo, hi, false); };
+}
+
+void FlagParser::real(const std::string& flag, double& target, double lo, double hi, const std::string& help,
+                      FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), help, "X");
+  e.store = [&target, flag, lo, hi](const std::string& v) { target = flag_real(flag, v, lo, hi, false); };
+}
+
+void FlagParser::positive(const std::string& flag, float& target, double hi, const std::string& help,
+                          FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), help, "X");
+  e.store = [&target, flag, hi](const std::string& v) { target = (float)flag_real(flag, v, 0.0, hi, true); };
+}
+
+void FlagParser::text(const std::string& flag, std::string& target, const std::string& help, FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Text, role, target, help, "TEXT");
+  e.store = [&target](const std::string& v) { target = v; };
+}
+
+void FlagParser::choice(const std::string& flag, std::string& target, const std::vector<std::string>& choices,
+                        const std::string& help, FlagRole role) {
+  std::string names;
+  for (const auto& c : choices) names += (names.empty() ? "" : ", ") + c;
+  auto& e = impl_->add(flag, Kind::Text, role, target, help, "NAME");
+  e.store = [&target, flag, choices, names](const std::string& v) {
+    for (const auto& c : choices)
+      if (c == v) {
+        target = v;
+        return;
+      }
+    fail(flag, ": unknown value '", v, "' (choose one of: ", names, ")");
+  };
+}
+
+void FlagParser::toggle(const std::string& flag, bool& target, const std::string& help, FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Toggle, role, target ? "1" : "0", help, "");
+  e.on = target;
+  e.store = [&target](const std::string& v) { target = v == "1"; };
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ",") + i;
+  return s;
+}
+
+}  // namespace
+
+void FlagParser::list(const std::string& flag, std::vector<std::string>& target, const std::string& help,
+                      FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Text, role, join(target), help, "A,B,...");
+  e.store = [&target, flag](const std::string& v) {
+    target = split_list(v);
+    NL_CHECK(!target.empty(), flag, " is empty");
+  };
+}
+
+void FlagParser::integer_list(const std::string& flag, std::vector<int64_t>& target, int64_t lo, int64_t hi,
+                              const std::string& help, FlagRole role) {
+  std::vector<std::string> items;
+  for (int64_t v : target) items.push_back(std::to_string(v));
+  auto& e = impl_->add(flag, Kind::Text, role, join(items), help, "N,M,...");
+  e.store = [&target, flag, lo, hi](const std::string& v) {
+    target.clear();
+    for (const std::string& item : split_list(v)) target.push_back(flag_integer(flag, item, lo, hi));
+    NL_CHECK(!target.empty(), flag, " is empty");
+  };
+}
+
+void FlagParser::custom(const std::string& flag, const std::string& default_text,
+                        std::function<void(const std::string&)> store, const std::string& help, FlagRole role) {
+  auto& e = impl_->add(flag, Kind::Text, role, default_text, help, "TEXT");
+  e.store = std::move(store);
+}
+
+void FlagParser::omit(const std::vector<std::string>& flags) {
+  impl_->omitted.insert(impl_->omitted.end(), flags.begin(), flags.end());
+}
+
+void FlagParser::check(std::function<void()> c) { impl_->checks.push_back(std::move(c)); }
+
+bool FlagParser::parse(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  return parse(args);
+}
+
+bool FlagParser::parse(const std::vector<std::string>& given_args) {
+  Impl& m = *impl_;
+  for (const std::string& a : given_args)
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", help().c_str());
+      return false;
+    }
+  std::vector<std::string> args = m.expand_config(given_args);
+  // CLI11 would take `--quiet=1`; a switch has no value to give
+  for (const std::string& a : args) {
+    const size_t eq = a.find('=');
+    if (a.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+    const Impl::Entry* e = m.find(a.substr(0, eq));
+    NL_CHECK(!e || e->kind != Kind::Toggle, "flag ", a.substr(0, eq), " takes no value (got '", a, "')");
+  }
+  // CLI11 takes the arguments last first
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    m.app.parse(reversed);
+  } catch (const CLI::ArgumentMismatch& e) {
+    const std::string what = e.what();
+    fail(what.substr(0, what.find(':')), " needs a value");
+  } catch (const CLI::ParseError& e) {
+    fail(e.what(), " (see ", m.program, " --help)");
+  }
+  const std::vector<std::string> extras = m.app.remaining();
+  if (!extras.empty()) {
+    const std::string& x = extras.front();
+    if (x.rfind("-", 0) == 0) fail("unknown flag '", x.substr(0, x.find('=')), "' (see ", m.program, " --help)");
+    fail("unexpected argument '", x, "' (flags take the form --name value; see ", m.program, " --help)");
+  }
+  for (auto& e : m.entries) {
+    if (e.kind == Kind::Toggle) {
+      if (e.option && e.option->count() > 0) {
+        e.on = true;
+        e.raw = "1";
+      }
+    }
+    e.store(e.raw);
+  }
+  for (const auto& c : m.checks) c();
+  return true;
+}
+
+bool FlagParser::given(const std::string& flag) const {
+  for (const auto& e : impl_->entries)
+    if (e.flag == flag) return e.option && e.option->count() > 0;
+  fail(impl_->program, ": internal: flag ", flag, " was never declared");
+}
+
+nlohmann::ordered_json FlagParser::values() const {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["program"] = impl_->program;
+  for (const auto& e : impl_->entries) {
+    if (e.role == FlagRole::Control) continue;
+    const std::string key = flag_key(e.flag);
+    switch (e.kind) {
+      case Kind::Integer: j[key] = std::strtoll(e.raw.c_str(), nullptr, 10); break;
+      case Kind::Real: j[key] = std::strtod(e.raw.c_str(), nullptr); break;
+      case Kind::Text: j[key] = e.raw; break;
+      case Kind::Toggle: j[key] = e.on; break;
+    }
+  }
+  return j;
+}
+
+std::string FlagParser::config_json() const { return values().dump(2) + "\n"; }
+
+std::vector<std::string> FlagParser::recipe_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& e : impl_->entries)
+    if (e.role == FlagRole::Recipe) keys.push_back(flag_key(e.flag));
+  return keys;
+}
+
+std::string FlagParser::help() const { return impl_->app.help(); }
+
+}  // namespace nl

@@ -1,0 +1,33 @@
+// The settings of the training loop itself, whatever it trains: the optimizer and its
+// schedule, the batch, evaluation cadence, where files go and how the run is kept safe.
+// A model's run config (train/gpt/gpt_run.h, train/vit/vit_run.h) extends it with the
+// model and its data; the flags that set each field are declared once, in
+// train/flags/families.h, whose checks are the only ones (a config made in code is
+// checked by running them over it: train/gpt/gpt_run.h).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "train/safety/run_safety.h"
+
+namespace nl {
+
+struct TrainConfig {
+  int64_t batch = 16, steps = 500, warmup = 50;  // the global batch; the schedule's length
+  float lr = 1e-3f, min_lr = 1e-4f, wd = 0.1f, clip = 1.0f;
+  float beta1 = 0.9f, beta2 = 0.99f;
+  uint64_t seed = 1337;
+  int64_t eval_every = 100;
+  int threads = 2;
+  std::string device = "cpu";  // cpu | cuda: where the model trains (data stays on the host)
+  std::string out_dir = "runs/gpt";
+  bool resume = false;
+  int64_t stop_after = -1;     // stop (and checkpoint) after this many steps; -1: run all
+  bool quiet = false;          // no progress lines
+  RunSafety safety;            // periodic checkpoints, keep-last-K, what a NaN/inf does
+  // config.json: the run's settings as its flags record them (train/flags/flag_parser.h);
+  // also stored in every checkpoint. Filled by the model's run function.
+  std::string config_json;
+};
+
+}  // namespace nl

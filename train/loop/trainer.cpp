@@ -1,0 +1,236 @@
+#include "train/loop/trainer.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "autograd/profile.h"
+#include "tensor/threads.h"
+#include "train/io/checkpoint.h"
+#include "train/io/checkpoint_keeper.h"
+#include "train/io/files.h"
+#include "train/io/run_log.h"
+#include "train/loop/progress.h"
+#include "train/safety/distributed.h"
+#include "train/safety/stop_signals.h"
+
+namespace nl {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// CPU time used by all of this process's threads: unlike wall time, it does not grow
+// when other programs share the cores (a one-thread run's examples per CPU second are
+// its speed on one core of its own).
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// median over the steps after the first, whose allocations warm the caches; NaN for none
+double median_after_first(std::vector<double> times) {
+  if (times.size() > 1) times.erase(times.begin());
+  if (times.empty()) return NAN;
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+std::string join_columns(const std::vector<std::string>& columns) {
+  std::string s;
+  for (const auto& c : columns) s += "," + c;
+  return s;
+}
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+}  // namespace
+
+StepOutcome train_step(const std::function<Var()>& forward_loss, FlatParameters& flat, AdamW& optim, float lr,
+                       float clip, NonFiniteGuard& guard, int64_t step, RunEnd& end) {
+  {
+    profile::Scope scope("zero grads");
+    flat.grads.fill_(0.0f);
+  }
+  Var loss = forward_loss();
+  loss.backward();
+  // equal shards: the mean of the ranks' mean losses and gradients is the global batch's
+  dist::allreduce_mean(flat.grads);
+  StepOutcome out;
+  out.loss = (float)dist::allreduce_mean((double)loss.item());
+  profile::Scope scope("optimizer (clip + AdamW)");
+  out.grad_norm = guarded_step(guard, step, out.loss, flat, optim, lr, clip, end);
+  return out;
+}
+
+TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<TrainObserver*>& observers) {
+  const auto run_start_all = Clock::now();
+  set_num_threads(c.threads);
+  // Data parallel (train/safety/distributed.h): every rank draws the same global batch
+  // and trains on its own rows of it, so the union over ranks is the single-process
+  // batch and the batch generator (saved in checkpoints) stays the same on every rank.
+  // Only the lead rank writes files, evaluates and prints.
+  const bool lead = dist::is_lead();
+  const int64_t shard = c.batch / dist::world_size(), shard_start = shard * dist::rank();
+
+  FlatParameters flat = flatten_parameters(task.model());
+  AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
+  const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
+  int64_t start_step = 0;
+  if (c.resume) {
+    NL_CHECK(fs::exists(ckpt), "--resume: no checkpoint at ", ckpt);
+    // load_checkpoint checks the whole file, the model description first, before it
+    // changes the live objects
+    Generator saved;
+    CheckpointInfo info = load_checkpoint(ckpt, flat, optim, saved, task.model_description());
+    start_step = info.step;
+    NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);
+    task.resume_batches(start_step, c.batch, saved);
+    task.restore_extra_state(info.metadata);
+  }
+  // the same seed (or checkpoint) already gave every rank the same parameters; the
+  // broadcast makes that a guarantee rather than an assumption
+  dist::broadcast(flat.values, 0);
+  dist::barrier();  // every rank has read the checkpoint before the lead may write one
+
+  // every input is valid: from here on files are written (by the lead rank)
+  if (lead) create_out_dir(c.out_dir);
+  if (lead) write_text_file(c.out_dir + "/config.json", c.config_json);
+  CheckpointKeeper keeper(c.out_dir, c.safety.checkpoints);
+  if (lead) keeper.prepare(c.resume, start_step);
+  int64_t last_checkpoint = c.resume ? start_step : -1;  // every rank's view of keeper.last_step()
+  const std::vector<std::string> eval_columns = task.eval_columns();
+  const std::string header = "step" + join_columns(task.step_columns()) + ",train_loss" + join_columns(eval_columns) +
+                             ",lr,grad_norm," + task.unit() + "_per_s" + join_columns(task.measure_columns());
+  std::unique_ptr<CsvLog> log;
+  if (lead) log = std::make_unique<CsvLog>(c.out_dir + "/log.csv", header, c.resume ? start_step : -1);
+  if (lead)
+    for (TrainObserver* o : observers) o->start(start_step, c.steps, c.resume);
+
+  // the logs reach the OS before the checkpoint of their last step exists: a resumed
+  // run finds every row up to its checkpoint
+  auto save_now = [&](int64_t step) {
+    last_checkpoint = step;
+    if (!lead) return;
+    log->sync();
+    for (TrainObserver* o : observers) o->sync();
+    std::map<std::string, std::string> metadata = task.extra_state();
+    metadata["model"] = task.model_description();
+    metadata["config"] = c.config_json;
+    keeper.save(step, [&](const std::string& path) {
+      save_checkpoint(path, flat, optim, step, task.batch_generator(), metadata);
+    });
+  };
+  NonFiniteGuard guard(c.safety.on_nonfinite);
+
+  TrainResult result;
+  result.steps = c.steps;
+  result.steps_done = start_step;
+  ProgressLine progress(c.quiet || !lead);
+  const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
+  const double items = (double)(c.batch * task.items_per_row());
+  std::vector<double> step_times, step_cpu_times;
+  Tensor x, y;
+  const auto loop_start = Clock::now();
+  const double cpu_start = process_cpu_seconds();
+  for (int64_t step = start_step; step < end_step; ++step) {
+    const auto t0 = Clock::now();
+    const double cpu0 = process_cpu_seconds();
+    const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
+    task.next_batch(c.batch, x, y);
+    const StepOutcome s = train_step(
+        [&] { return task.loss(x.slice(0, shard_start, shard_start + shard), y.slice(0, shard_start, shard_start + shard)); },
+        flat, optim, lr, c.clip, guard, step + 1, result.end);
+    if (!s.grad_norm) {
+      result.diverged = true;
+      break;
+    }
+    // the training forward's, before an evaluation's forwards replace them
+    result.measurements = task.measurements();
+    const double dt = seconds_since(t0);
+    step_times.push_back(dt);
+    step_cpu_times.push_back(process_cpu_seconds() - cpu0);
+
+    const bool evaluates = lead && ((step + 1) % c.eval_every == 0 || step + 1 == end_step);
+    std::vector<double> eval;
+    if (evaluates) result.final_eval = eval = task.evaluate();
+    result.final_train_loss = s.loss;
+
+    std::ostringstream row;
+    row.precision(9);  // enough digits to compare runs (ln vs cbwc, resume) exactly
+    row << step + 1;
+    for (double v : task.step_values(step + 1, c.batch)) row << "," << v;
+    row << "," << s.loss;
+    for (size_t k = 0; k < eval_columns.size(); ++k) {
+      row << ",";
+      if (k < eval.size()) row << eval[k];
+    }
+    row << "," << lr << "," << *s.grad_norm << "," << (int64_t)(items / dt);
+    for (double v : result.measurements) row << "," << v;
+    if (lead) log->row(row.str());
+
+    char line[256];
+    std::snprintf(line, sizeof line, "step %5lld/%lld%s  loss %.4f%s  lr %.2e  %7.0f %s/s  ETA %s",
+                  (long long)(step + 1), (long long)c.steps, task.progress_prefix(step + 1, c.batch).c_str(), s.loss,
+                  evaluates ? task.progress_eval(eval).c_str() : "", lr, items / dt, task.unit(),
+                  format_duration(eta_seconds(seconds_since(loop_start), (double)(step + 1 - start_step),
+                                              (double)(end_step - start_step)))
+                      .c_str());
+    progress.show(line, evaluates, step + 1);
+    result.steps_done = step + 1;
+    if (lead)
+      for (TrainObserver* o : observers) o->after_step(step + 1);
+    // a signal that reached one rank stops all of them at the same step
+    const int signal = dist::allreduce_max(stop_signal());
+    if (keeper.due(step + 1) || signal) save_now(step + 1);
+    if (signal) {
+      result.end.signal = signal;
+      break;
+    }
+  }
+  progress.finish();
+  if (lead) log->flush();
+  result.loop_s = seconds_since(loop_start);
+  result.loop_cpu_s = process_cpu_seconds() - cpu_start;
+
+  // the end's checkpoint; after a fault the last good one stays as it is
+  if (result.end.fault.empty() && last_checkpoint != result.steps_done) save_now(result.steps_done);
+  result.end.checkpoint_step = last_checkpoint;
+  result.end.checkpoint_path = ckpt;
+  result.allreduce_s = dist::allreduce_seconds();
+  result.items_per_s = items / median_after_first(step_times);
+  result.items_per_cpu_s = items / median_after_first(step_cpu_times);
+  if (lead && result.completed()) {
+    result.finished = task.finish(c.out_dir);
+    nlohmann::json r = nlohmann::json::object();
+    r["steps"] = result.steps_done;
+    r["final_train_loss"] = finite_or_null(result.final_train_loss);
+    for (size_t k = 0; k < eval_columns.size() && k < result.final_eval.size(); ++k)
+      r[eval_columns[k]] = finite_or_null(result.final_eval[k]);
+    r[std::string(task.unit()) + "_per_s"] = finite_or_null(result.items_per_s);
+    r[std::string(task.unit()) + "_per_cpu_s"] = finite_or_null(result.items_per_cpu_s);
+    r["seconds"] = result.loop_s;
+    r["cpu_seconds"] = result.loop_cpu_s;
+    r["diverged"] = result.diverged;
+    r["skipped_steps"] = result.end.skipped_steps;
+    const std::vector<std::string> measures = task.measure_columns();
+    for (size_t k = 0; k < measures.size() && k < result.measurements.size(); ++k)
+      r[measures[k]] = finite_or_null(result.measurements[k]);
+    if (result.finished.is_object())
+      for (const auto& [key, value] : result.finished.items()) r[key] = value;
+    write_text_file(c.out_dir + "/result.json", r.dump(2) + "\n");
+  }
+  result.wall_s = seconds_since(run_start_all);
+  return result;
+}
+
+}  // namespace nl

@@ -1,0 +1,123 @@
+#include "train/vit/vit_task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "autograd/ops.h"
+#include "nn/model_json.h"
+#include "tensor/ops.h"
+#include "train/io/files.h"
+
+namespace nl {
+namespace {
+
+int64_t argmax_row(const float* row, int64_t n) {
+  int64_t best = 0;
+  for (int64_t j = 1; j < n; ++j)
+    if (row[j] > row[best]) best = j;
+  return best;
+}
+
+}  // namespace
+
+EvalResult evaluate_vit(ViT& model, const ImageSet& set, float mean, float std, int64_t batch,
+                        std::array<std::array<int64_t, 10>, 10>* confusion) {
+  NoGradGuard no_grad;
+  const bool was_training = model.training();
+  model.eval();
+  const int64_t K = model.config.classes;
+  double total_loss = 0;
+  int64_t correct = 0;
+  Tensor x, y;
+  for (int64_t first = 0; first < set.size(); first += batch) {
+    const int64_t n = std::min(batch, set.size() - first);
+    fill_batch(set, {}, first, n, mean, std, x, y);
+    const Device device = model.head->weight.value().device();
+    Tensor logits = model.forward(Var(x.to(device))).value();
+    Tensor lse;
+    total_loss += (double)cross_entropy_forward(logits, y.to(device), -100, lse).item() * (double)n;
+    logits = logits.contiguous().to(Device::CPU);
+    const float* lp = logits.data();
+    const int32_t* yp = y.idata();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t pred = argmax_row(lp + i * K, K);
+      correct += pred == yp[i];
+      if (confusion && yp[i] < 10 && pred < 10) (*confusion)[yp[i]][pred] += 1;
+    }
+  }
+  model.train(was_training);
+  return {(float)(total_loss / (double)set.size()), (float)correct / (float)set.size()};
+}
+
+ViTTask::ViTTask(const ViTRunConfig& c) : c_(c), device_(c.device == "cuda" ? Device::CUDA : Device::CPU) {
+  data_ = load_fashion_mnist(c.data_dir, c.val_size, c.split_seed);
+  NL_CHECK(steps() > 0, "--epochs ", c.epochs, " gives no training step");
+  Generator init_gen(c.seed);
+  model_ = std::make_unique<ViT>(c.model, init_gen);
+  model_->to(device_);  // before the loop flattens: the flat buffers and the optimizer state follow
+  model_->set_probe(&rms_);
+  batcher_ = std::make_unique<ImageBatcher>(data_.train, data_.mean, data_.std, c.augment, c.seed + 1);
+}
+
+int64_t ViTTask::steps() const {
+  if (c_.steps > 0) return c_.steps;
+  return (int64_t)std::ceil(c_.epochs * (double)data_.train.size() / (double)c_.batch);
+}
+
+std::string ViTTask::model_description() const { return describe_vit(c_.model); }
+
+Var ViTTask::loss(const Tensor& x, const Tensor& y) { return model_->loss(Var(x.to(device_)), y.to(device_)); }
+
+// The batch order is replayed from the seed; it must land where the checkpoint says.
+void ViTTask::resume_batches(int64_t step, int64_t batch, const Generator& saved) {
+  for (int64_t s = 0; s < step; ++s) batcher_->skip(batch);
+  NL_CHECK(saved.state() == batcher_->generator().state(), "--resume: the checkpoint in ", c_.out_dir,
+           " was written with another data order (a different --seed, --batch, --val-size or augmentation?)");
+}
+
+std::vector<double> ViTTask::step_values(int64_t steps_done, int64_t batch) const {
+  return {(double)steps_done * (double)batch / (double)data_.train.size()};
+}
+
+std::vector<double> ViTTask::evaluate() {
+  const EvalResult v = evaluate_vit(*model_, data_.val, data_.mean, data_.std, c_.eval_batch);
+  return {(double)v.loss, (double)v.accuracy};
+}
+
+std::string ViTTask::progress_prefix(int64_t steps_done, int64_t batch) const {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "  epoch %5.2f", step_values(steps_done, batch)[0]);
+  return buf;
+}
+
+std::string ViTTask::progress_eval(const std::vector<double>& eval) const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "  val %.4f acc %5.2f%%", eval.at(0), 100.0 * eval.at(1));
+  return buf;
+}
+
+nlohmann::json ViTTask::finish(const std::string& out_dir) {
+  std::array<std::array<int64_t, 10>, 10> confusion{};
+  const EvalResult test = evaluate_vit(*model_, data_.test, data_.mean, data_.std, c_.eval_batch, &confusion);
+  const auto& names = fashion_mnist_classes();
+  std::ostringstream cm;
+  cm << "true\\predicted";
+  for (const auto& n : names) cm << "," << n;
+  cm << "\n";
+  for (int t = 0; t < 10; ++t) {
+    cm << names[t];
+    for (int p = 0; p < 10; ++p) cm << "," << confusion[t][p];
+    cm << "\n";
+  }
+  write_text_file(out_dir + "/confusion.csv", cm.str());
+  nlohmann::json r = nlohmann::json::object();
+  r["test_loss"] = (double)test.loss;
+  r["test_accuracy"] = (double)test.accuracy;
+  r["confusion"] = confusion;
+  return r;
+}
+
+}  // namespace nl
