@@ -1,6 +1,7 @@
-// safetensors reader and writer, with the small strict JSON parser the header needs.
-// The parser accepts only what a safetensors header uses (objects, arrays, strings,
-// integers) so that anything else in a checkpoint is reported, never guessed at.
+// safetensors reader and writer. The header's JSON goes through nlohmann-json, held to
+// what a safetensors header uses (objects, arrays, strings, integers), so that anything
+// else in a checkpoint is reported, never guessed at; the format's own checks (bounds,
+// overlaps and holes, dtypes, sizes) are here.
 #include "train/io/safetensors.h"
 
 #include <fcntl.h>
@@ -15,6 +16,8 @@
 #include <limits>
 #include <set>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace nl {
 
@@ -58,216 +61,52 @@ bool valid_utf8(const std::string& s) {
 
 // ---------------------------------------------------------------- JSON
 
-struct Json {
-  enum class Kind { Object, Array, String, Integer } kind = Kind::Integer;
-  std::vector<std::string> keys;  // Object: keys[i] names values[i], in file order
-  std::vector<Json> values;       // Object members or Array items
-  std::string str;
-  int64_t num = 0;
-};
+using Json = nlohmann::json;
 
-const char* kind_name(Json::Kind k) {
-  switch (k) {
-    case Json::Kind::Object: return "an object";
-    case Json::Kind::Array: return "an array";
-    case Json::Kind::String: return "a string";
-    default: return "an integer";
+// Parses the header with nlohmann-json, then holds it to what a safetensors header is
+// made of (objects, arrays, strings, integers), so that anything else in a checkpoint
+// is reported, never guessed at: no fractions, literals or nulls, no key twice in one
+// object (the callback sees each key before nlohmann would overwrite it), at most
+// kMaxDepth levels (a hostile file stops at the callback before it nests deeper).
+constexpr int kMaxDepth = 8;
+
+void check_kinds(const std::string& path, const Json& v) {
+  if (v.is_object() || v.is_array()) {
+    for (const Json& item : v) check_kinds(path, item);
+  } else if (!v.is_string() && !v.is_number_integer()) {
+    bad_file(path, "invalid JSON header: ", v.dump(),
+             " is not allowed (only objects, arrays, strings and integers below 2^63)");
+  } else if (v.is_number_unsigned() && v.get<uint64_t>() > (uint64_t)std::numeric_limits<int64_t>::max()) {
+    bad_file(path, "invalid JSON header: integer ", v.dump(), " does not fit in 64 bits");
   }
 }
 
-class JsonParser {
- public:
-  JsonParser(const std::string& text, const std::string& path) : s_(text), path_(path) {}
-
-  Json parse_document() {
-    Json v = value(0);
-    skip_ws();
-    if (pos_ != s_.size()) error("unexpected text after the header object");
-    return v;
+Json parse_header(const std::string& text, const std::string& path) {
+  std::vector<std::set<std::string>> keys;  // per open object
+  const Json::parser_callback_t strict = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (depth > kMaxDepth) bad_file(path, "invalid JSON header: nested deeper than ", kMaxDepth, " levels");
+    if (event == Json::parse_event_t::object_start) keys.emplace_back();
+    if (event == Json::parse_event_t::object_end) keys.pop_back();
+    if (event == Json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second)
+      bad_file(path, "invalid JSON header: duplicate name \"", parsed.get<std::string>(), "\"");
+    return true;
+  };
+  Json doc;
+  try {
+    doc = Json::parse(text, strict);
+  } catch (const Json::exception& e) {
+    bad_file(path, "invalid JSON header: ", e.what());
   }
+  check_kinds(path, doc);
+  return doc;
+}
 
- private:
-  // The header nests three deep (top object, tensor entry, shape); the limit keeps a
-  // hostile file from exhausting the stack through recursion.
-  static constexpr int kMaxDepth = 8;
-
-  template <typename... Parts>
-  [[noreturn]] void error(const Parts&... parts) {
-    bad_file(path_, "invalid JSON header at byte ", pos_, ": ", parts...);
-  }
-
-  void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
-      ++pos_;
-  }
-
-  char peek() {
-    if (pos_ >= s_.size()) error("unexpected end of header");
-    return s_[pos_];
-  }
-
-  void expect(char c) {
-    if (peek() != c) error("expected '", c, "', found '", s_[pos_], "'");
-    ++pos_;
-  }
-
-  Json value(int depth) {
-    if (depth > kMaxDepth) error("nested deeper than ", kMaxDepth, " levels");
-    skip_ws();
-    char c = peek();
-    if (c == '{') return object(depth);
-    if (c == '[') return array(depth);
-    if (c == '"') {
-      Json v;
-      v.kind = Json::Kind::String;
-      v.str = string();
-      return v;
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) return integer();
-    error("unexpected '", c, "' (only objects, arrays, strings and integers are allowed)");
-  }
-
-  Json object(int depth) {
-    Json v;
-    v.kind = Json::Kind::Object;
-    std::set<std::string> seen;
-    expect('{');
-    skip_ws();
-    if (peek() == '}') { ++pos_; return v; }
-    while (true) {
-      skip_ws();
-      if (peek() != '"') error("expected a string key");
-      std::string key = string();
-      if (!seen.insert(key).second) error("duplicate name \"", key, "\"");
-      skip_ws();
-      expect(':');
-      v.keys.push_back(key);
-      v.values.push_back(value(depth + 1));
-      skip_ws();
-      if (peek() == '}') { ++pos_; return v; }
-      expect(',');
-    }
-  }
-
-  Json array(int depth) {
-    Json v;
-    v.kind = Json::Kind::Array;
-    expect('[');
-    skip_ws();
-    if (peek() == ']') { ++pos_; return v; }
-    while (true) {
-      v.values.push_back(value(depth + 1));
-      skip_ws();
-      if (peek() == ']') { ++pos_; return v; }
-      expect(',');
-    }
-  }
-
-  int hex4() {
-    int v = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = peek();
-      ++pos_;
-      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-            : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-      if (d < 0) error("bad hex digit '", c, "' in \\u escape");
-      v = v * 16 + d;
-    }
-    return v;
-  }
-
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += (char)cp;
-    } else if (cp < 0x800) {
-      out += (char)(0xC0 | (cp >> 6));
-      out += (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += (char)(0xE0 | (cp >> 12));
-      out += (char)(0x80 | ((cp >> 6) & 0x3F));
-      out += (char)(0x80 | (cp & 0x3F));
-    } else {
-      out += (char)(0xF0 | (cp >> 18));
-      out += (char)(0x80 | ((cp >> 12) & 0x3F));
-      out += (char)(0x80 | ((cp >> 6) & 0x3F));
-      out += (char)(0x80 | (cp & 0x3F));
-    }
-  }
-
-  std::string string() {
-    size_t start = pos_;
-    expect('"');
-    std::string out;
-    while (true) {
-      char c = peek();
-      ++pos_;
-      if (c == '"') break;
-      if ((unsigned char)c < 0x20) error("unescaped control character in a string");
-      if (c != '\\') { out += c; continue; }
-      char e = peek();
-      ++pos_;
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = (uint32_t)hex4();
-          // Characters beyond the BMP come as a UTF-16 surrogate pair: \uD8xx\uDCxx.
-          if (cp >= 0xDC00 && cp <= 0xDFFF) error("lone low surrogate in \\u escape");
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (pos_ + 1 >= s_.size() || s_[pos_] != '\\' || s_[pos_ + 1] != 'u')
-              error("high surrogate without its low half in \\u escape");
-            pos_ += 2;
-            uint32_t lo = (uint32_t)hex4();
-            if (lo < 0xDC00 || lo > 0xDFFF) error("high surrogate without its low half in \\u escape");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default: error("unknown escape '\\", e, "'");
-      }
-    }
-    if (!valid_utf8(out)) {
-      pos_ = start;
-      error("string is not valid UTF-8");
-    }
-    return out;
-  }
-
-  Json integer() {
-    Json v;
-    v.kind = Json::Kind::Integer;
-    bool negative = false;
-    if (peek() == '-') { negative = true; ++pos_; }
-    char c = peek();
-    if (c < '0' || c > '9') error("expected a digit after '-'");
-    if (c == '0' && pos_ + 1 < s_.size() && s_[pos_ + 1] >= '0' && s_[pos_ + 1] <= '9')
-      error("leading zero in a number");
-    uint64_t mag = 0;
-    const uint64_t limit = negative ? (uint64_t)std::numeric_limits<int64_t>::max() + 1
-                                    : (uint64_t)std::numeric_limits<int64_t>::max();
-    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
-      uint64_t d = (uint64_t)(s_[pos_] - '0');
-      if (mag > (limit - d) / 10) error("integer does not fit in 64 bits");
-      mag = mag * 10 + d;
-      ++pos_;
-    }
-    if (pos_ < s_.size() && (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E'))
-      error("only integers are allowed, not fractions or exponents");
-    v.num = negative ? (int64_t)(0 - mag) : (int64_t)mag;
-    return v;
-  }
-
-  const std::string& s_;
-  const std::string& path_;
-  size_t pos_ = 0;
-};
+const char* kind_name(const Json& v) {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  if (v.is_string()) return "a string";
+  return "an integer";
+}
 
 // ---------------------------------------------------------------- header entries
 
@@ -287,37 +126,34 @@ const char* file_dtype_name(FileDType d) {
 
 // Checks every field of one tensor's header entry against the data size.
 Entry parse_entry(const std::string& path, const std::string& name, const Json& v, int64_t data_size) {
-  if (v.kind != Json::Kind::Object) bad_file(path, "entry of tensor '", name, "' is ", kind_name(v.kind), ", not an object");
-  const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-  for (size_t i = 0; i < v.keys.size(); ++i) {
-    if (v.keys[i] == "dtype") dtype = &v.values[i];
-    else if (v.keys[i] == "shape") shape = &v.values[i];
-    else if (v.keys[i] == "data_offsets") offsets = &v.values[i];
-    else bad_file(path, "unknown field \"", v.keys[i], "\" in the entry of tensor '", name, "'");
-  }
-  if (!dtype || !shape || !offsets)
-    bad_file(path, "tensor '", name, "' lacks \"", !dtype ? "dtype" : !shape ? "shape" : "data_offsets", "\"");
+  if (!v.is_object()) bad_file(path, "entry of tensor '", name, "' is ", kind_name(v), ", not an object");
+  for (const auto& [key, value] : v.items())
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      bad_file(path, "unknown field \"", key, "\" in the entry of tensor '", name, "'");
+  for (const char* field : {"dtype", "shape", "data_offsets"})
+    if (!v.contains(field)) bad_file(path, "tensor '", name, "' lacks \"", field, "\"");
+  const Json &dtype = v["dtype"], &shape = v["shape"], &offsets = v["data_offsets"];
 
   Entry e;
   e.name = name;
-  if (dtype->kind != Json::Kind::String) bad_file(path, "dtype of tensor '", name, "' is not a string");
-  if (dtype->str == "F32") e.dtype = FileDType::F32;
-  else if (dtype->str == "I32") e.dtype = FileDType::I32;
-  else if (dtype->str == "I64") e.dtype = FileDType::I64;
-  else bad_file(path, "unsupported dtype \"", dtype->str, "\" of tensor '", name, "' (normlab reads F32, I32 and I64)");
+  if (!dtype.is_string()) bad_file(path, "dtype of tensor '", name, "' is not a string");
+  const std::string d = dtype.get<std::string>();
+  if (d == "F32") e.dtype = FileDType::F32;
+  else if (d == "I32") e.dtype = FileDType::I32;
+  else if (d == "I64") e.dtype = FileDType::I64;
+  else bad_file(path, "unsupported dtype \"", d, "\" of tensor '", name, "' (normlab reads F32, I32 and I64)");
 
-  if (shape->kind != Json::Kind::Array) bad_file(path, "shape of tensor '", name, "' is not an array");
-  for (const Json& d : shape->values) {
-    if (d.kind != Json::Kind::Integer || d.num < 0)
+  if (!shape.is_array()) bad_file(path, "shape of tensor '", name, "' is not an array");
+  for (const Json& dim : shape) {
+    if (!dim.is_number_integer() || dim.get<int64_t>() < 0)
       bad_file(path, "shape of tensor '", name, "' holds something other than a non-negative integer");
-    e.shape.push_back(d.num);
+    e.shape.push_back(dim.get<int64_t>());
   }
 
-  if (offsets->kind != Json::Kind::Array || offsets->values.size() != 2 ||
-      offsets->values[0].kind != Json::Kind::Integer || offsets->values[1].kind != Json::Kind::Integer)
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_integer() || !offsets[1].is_number_integer())
     bad_file(path, "data_offsets of tensor '", name, "' is not a pair of integers");
-  e.begin = offsets->values[0].num;
-  e.end = offsets->values[1].num;
+  e.begin = offsets[0].get<int64_t>();
+  e.end = offsets[1].get<int64_t>();
   if (e.begin < 0 || e.end < e.begin)
     bad_file(path, "data_offsets [", e.begin, ", ", e.end, "] of tensor '", name, "' are not an ascending pair >= 0");
   if (e.end > data_size)
@@ -370,20 +206,6 @@ void read_exact(FILE* f, void* dst, size_t n, const std::string& path, const cha
 
 // ---------------------------------------------------------------- writing helpers
 
-void append_json_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (char c : s) {
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if ((unsigned char)c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", (unsigned)(unsigned char)c);
-      out += buf;
-    } else out += c;
-  }
-  out += '"';
-}
-
 void write_exact(FILE* f, const void* src, size_t n, const std::string& tmp) {
   if (n > 0 && std::fwrite(src, 1, n, f) != n)
     fail("save_safetensors: writing '", tmp, "' failed: ", std::strerror(errno));
@@ -394,14 +216,24 @@ void write_exact(FILE* f, const void* src, size_t n, const std::string& tmp) {
 // ---------------------------------------------------------------- load
 
 SafetensorsFile load_safetensors(const std::string& path) {
-  FileCloser file{std::fopen(path.c_str(), "rb")};
-  if (!file.f) {
+  // opened without blocking and checked before any read: a FIFO in the checkpoint's
+  // place must not hang the program
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     int err = errno;
     if (err == ENOENT) bad_file(path, "file does not exist");
     bad_file(path, "cannot open: ", std::strerror(err));
   }
   struct stat st;
-  if (fstat(fileno(file.f), &st) != 0 || !S_ISREG(st.st_mode)) bad_file(path, "not a regular file");
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    bad_file(path, "not a regular file");
+  }
+  FileCloser file{fdopen(fd, "rb")};
+  if (!file.f) {
+    ::close(fd);
+    bad_file(path, "cannot open: ", std::strerror(errno));
+  }
   const int64_t file_size = (int64_t)st.st_size;
   if (file_size < 8) bad_file(path, "file is ", file_size, " bytes, shorter than the 8-byte header length");
 
@@ -417,22 +249,21 @@ SafetensorsFile load_safetensors(const std::string& path) {
   read_exact(file.f, header.data(), header.size(), path, "the header");
   const int64_t data_size = file_size - 8 - (int64_t)header_len;
 
-  Json doc = JsonParser(header, path).parse_document();
-  if (doc.kind != Json::Kind::Object) bad_file(path, "header is ", kind_name(doc.kind), ", not a JSON object");
+  const Json doc = parse_header(header, path);
+  if (!doc.is_object()) bad_file(path, "header is ", kind_name(doc), ", not a JSON object");
 
   SafetensorsFile out;
   std::vector<Entry> entries;
-  for (size_t i = 0; i < doc.keys.size(); ++i) {
-    const Json& v = doc.values[i];
-    if (doc.keys[i] != "__metadata__") {
-      entries.push_back(parse_entry(path, doc.keys[i], v, data_size));
+  for (const auto& [key, v] : doc.items()) {
+    if (key != "__metadata__") {
+      entries.push_back(parse_entry(path, key, v, data_size));
       continue;
     }
-    if (v.kind != Json::Kind::Object) bad_file(path, "__metadata__ is ", kind_name(v.kind), ", not an object");
-    for (size_t j = 0; j < v.keys.size(); ++j) {
-      if (v.values[j].kind != Json::Kind::String)
-        bad_file(path, "__metadata__ value of \"", v.keys[j], "\" is ", kind_name(v.values[j].kind), ", not a string");
-      out.metadata[v.keys[j]] = v.values[j].str;
+    if (!v.is_object()) bad_file(path, "__metadata__ is ", kind_name(v), ", not an object");
+    for (const auto& [k, value] : v.items()) {
+      if (!value.is_string())
+        bad_file(path, "__metadata__ value of \"", k, "\" is ", kind_name(value), ", not a string");
+      out.metadata[k] = value.get<std::string>();
     }
   }
   check_tiling(path, entries, data_size);
@@ -471,20 +302,16 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
                       const std::map<std::string, std::string>& metadata) {
   // Everything that can be wrong with the arguments is checked before the temp file exists.
   std::vector<Tensor> cpu;
-  std::string header = "{";
+  // in insertion order: the metadata, then the tensors in name order, as the data follows
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   if (!metadata.empty()) {
-    header += "\"__metadata__\":{";
-    bool first = true;
+    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
     for (const auto& [k, v] : metadata) {
       NL_CHECK(valid_utf8(k) && valid_utf8(v), "save_safetensors: '", path, "': metadata \"", k,
                "\" is not valid UTF-8");
-      if (!first) header += ',';
-      first = false;
-      append_json_string(header, k);
-      header += ':';
-      append_json_string(header, v);
+      meta[k] = v;
     }
-    header += "}";
+    doc["__metadata__"] = meta;
   }
   int64_t offset = 0;
   for (const auto& [name, t] : tensors) {
@@ -493,14 +320,14 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     NL_CHECK(t.defined(), "save_safetensors: '", path, "': tensor '", name, "' is undefined");
     cpu.push_back(t.contiguous().to(Device::CPU));
     const int64_t bytes = t.numel() * 4;
-    if (header.size() > 1) header += ',';
-    append_json_string(header, name);
-    header += t.dtype() == DType::F32 ? ":{\"dtype\":\"F32\",\"shape\":[" : ":{\"dtype\":\"I32\",\"shape\":[";
-    for (int i = 0; i < t.dim(); ++i) header += (i ? "," : "") + std::to_string(t.size(i));
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}";
+    std::vector<int64_t> shape;
+    for (int i = 0; i < t.dim(); ++i) shape.push_back(t.size(i));
+    doc[name] = {{"dtype", t.dtype() == DType::F32 ? "F32" : "I32"},
+                 {"shape", shape},
+                 {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  header += "}";
+  std::string header = doc.dump();
   // Padding keeps the data 8-byte aligned for readers that map the file into memory.
   header.append((8 - header.size() % 8) % 8, ' ');
 
