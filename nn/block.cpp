@@ -26,7 +26,7 @@ Block::Block(const BlockConfig& c, Generator& gen) : config(c), fro2_cache_(NAN)
            ", got ", c.layer);
   NL_CHECK(c.dropout >= 0.0f && c.dropout < 1.0f, "block: dropout must lie in [0, 1), got ", c.dropout);
   NL_CHECK(c.dropout == 0.0f || c.dropout_gen, "block: dropout ", c.dropout, " needs a generator for its masks");
-  NL_CHECK(c.norm.bhyt_refresh >= 1, "block: --bhyt-refresh must be >= 1, got ", c.norm.bhyt_refresh);
+  check_norm_config(c.norm);
   const bool peri = c.variant == "peri";
   out_scale = c.variant == "lns" ? 1.0f / std::sqrt((float)c.layer) : 1.0f;
   approx_site2_ = kind.approximates_site2 && !peri;
@@ -68,11 +68,11 @@ Var Block::norm_site(const Norm& n, const Var& x, const char* site) const {
 }
 
 // A training forward (training mode, recording gradients) counts as one step; the
-// cache is refreshed on the first and then every bhyt_refresh-th of them. Evaluation
+// cache is refreshed on the first and then every --bhyt-refresh-th of them. Evaluation
 // forwards use the cache as it stands (filling it if empty) and count nothing.
 float Block::frobenius2_for_forward() const {
   const bool counted = training() && grad_enabled();
-  const int64_t every = config.norm.bhyt_refresh;
+  const int64_t every = (int64_t)config.norm.option("bhyt-refresh");
   if (every <= 1 || std::isnan(fro2_cache_) || (counted && training_forwards_ % every == 0))
     fro2_cache_ = attn->value_output_frobenius2();
   if (counted) ++training_forwards_;

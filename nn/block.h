@@ -11,7 +11,7 @@
 // where r = 1 for pre and r = 1/l for lns: the attention branch is linear in its input at
 // uniform attention, so scaling site 1's output by 1/sqrt(l) scales the variance it adds
 // to the stream by 1/l. ||W_V W_O||_F^2 is cached and recomputed every
-// norm.bhyt_refresh training forwards (1: every forward). In `peri` the attention output
+// --bhyt-refresh training forwards (1: every forward). In `peri` the attention output
 // passes through ln1_out before it reaches the stream, which the derivation does not
 // cover: there every site is exact.
 //

@@ -14,8 +14,7 @@ void GPTConfig::validate() const {
            "gpt config: vocab, layers, dim, heads and context must be positive");
   NL_CHECK(dim % heads == 0, "gpt config: --dim ", dim, " is not divisible by --heads ", heads);
   NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "gpt config: --dropout must lie in [0, 1), got ", dropout);
-  NL_CHECK(norm.bhyt_p > 0.0f && norm.bhyt_p < 1.0f, "gpt config: --bhyt-p must lie in (0, 1), got ", norm.bhyt_p);
-  NL_CHECK(norm.bhyt_refresh >= 1, "gpt config: --bhyt-refresh must be >= 1, got ", norm.bhyt_refresh);
+  check_norm_config(norm);
   check_mlp_name(mlp);
   NL_CHECK(std::isfinite(emb_scale0) && emb_scale0 >= 0.0f, "gpt config: --emb-scale must be a number >= 0, got ",
            emb_scale0);

@@ -55,25 +55,33 @@ class Fields {
 
 json number(float v) { return json(std::strtod(shortest_decimal(v).c_str(), nullptr)); }
 
+// "dyt-alpha0" -> "dyt_alpha0": an option's key in a description
+std::string key_of(const std::string& option) {
+  std::string key = option;
+  for (char& c : key)
+    if (c == '-') c = '_';
+  return key;
+}
+
+// The norm and every option every kind declares, as set or by default (unset optional
+// ones left out), so that a description says everything the model was built from.
 void describe_norm(json& j, const NormConfig& n) {
   j["norm"] = n.name;
   j["eps"] = number(n.eps);
-  j["dyt_alpha0"] = number(n.dyt_alpha0);
-  j["bhyt_lambda0"] = number(n.bhyt_lambda0);
-  if (n.bhyt_lambda_attn) j["bhyt_lambda_attn"] = number(*n.bhyt_lambda_attn);
-  if (n.bhyt_lambda_mlp) j["bhyt_lambda_mlp"] = number(*n.bhyt_lambda_mlp);
-  j["bhyt_p"] = number(n.bhyt_p);
+  for (const NormOption& o : norm_options())
+    if (n.has(o.name)) j[key_of(o.name)] = o.integer ? json((int64_t)n.option(o.name)) : number((float)n.option(o.name));
 }
 
 void read_norm(const Fields& d, NormConfig& n) {
   d.text("norm", n.name, true);
   d.real("eps", n.eps);
-  d.real("dyt_alpha0", n.dyt_alpha0);
-  d.real("bhyt_lambda0", n.bhyt_lambda0);
-  float v = 0;
-  if (d.has("bhyt_lambda_attn")) d.real("bhyt_lambda_attn", v), n.bhyt_lambda_attn = v;
-  if (d.has("bhyt_lambda_mlp")) d.real("bhyt_lambda_mlp", v), n.bhyt_lambda_mlp = v;
-  d.real("bhyt_p", n.bhyt_p);
+  for (const NormOption& o : norm_options()) {
+    const std::string key = key_of(o.name);
+    if (!d.has(key.c_str())) continue;
+    float v = 0;
+    d.real(key.c_str(), v);
+    n.set(o.name, v);
+  }
 }
 
 }  // namespace

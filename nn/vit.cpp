@@ -12,7 +12,7 @@ void ViTConfig::validate() const {
            "vit config: image, channels, patch, classes, layers, dim and heads must be positive");
   NL_CHECK(image % patch == 0, "vit config: --patch ", patch, " does not divide the image size ", image);
   NL_CHECK(dim % heads == 0, "vit config: --dim ", dim, " is not divisible by --heads ", heads);
-  NL_CHECK(norm.bhyt_p > 0.0f && norm.bhyt_p < 1.0f, "vit config: --bhyt-p must lie in (0, 1), got ", norm.bhyt_p);
+  check_norm_config(norm);
 }
 
 Var patchify(const Var& images, int64_t p) {

@@ -11,7 +11,7 @@
 
 namespace nl {
 
-float NormConfig::kappa() const { return 1.0f / std::sqrt(1.0f - bhyt_p); }
+float NormConfig::kappa() const { return 1.0f / std::sqrt(1.0f - (float)option("bhyt-p")); }
 
 BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_) : kappa(kappa_), eps(eps_) {
   weight = register_parameter("weight", Tensor::ones({dim}));
@@ -54,10 +54,21 @@ namespace {
 
 // lambda per site: the attention and MLP branches may start apart (the released recipe)
 std::shared_ptr<Norm> make_bhyt(const NormConfig& c, int64_t dim, NormPlace place) {
-  float lambda0 = c.bhyt_lambda0;
-  if (place == NormPlace::Attention) lambda0 = c.bhyt_lambda_attn.value_or(c.bhyt_lambda0);
-  if (place == NormPlace::Mlp) lambda0 = c.bhyt_lambda_mlp.value_or(c.bhyt_lambda0);
-  return std::make_shared<BHyT>(dim, lambda0, c.kappa(), c.eps);
+  double lambda0 = c.option("bhyt-lambda");
+  if (place == NormPlace::Attention && c.has("bhyt-lambda-attn")) lambda0 = c.option("bhyt-lambda-attn");
+  if (place == NormPlace::Mlp && c.has("bhyt-lambda-mlp")) lambda0 = c.option("bhyt-lambda-mlp");
+  return std::make_shared<BHyT>(dim, (float)lambda0, c.kappa(), c.eps);
+}
+
+const std::vector<NormOption>& bhyt_options() {
+  static const std::vector<NormOption> options = {
+      {"bhyt-lambda", 1.0, -1e6, 1e6, "BHyT's initial lambda at every site without its own"},
+      {"bhyt-lambda-attn", NAN, -1e6, 1e6, "initial lambda of the attention branch's sites (default: --bhyt-lambda)"},
+      {"bhyt-lambda-mlp", NAN, -1e6, 1e6, "initial lambda of the MLP branch's sites (default: --bhyt-lambda)"},
+      {"bhyt-p", 0.99, 0, 1, "BHyT's target probability p (kappa = 1/sqrt(1-p))", false, true, true},
+      {"bhyt-refresh", 1, 1, 1e9, "bhyt: training steps between recomputations of c_attn = ||W_V W_O||^2/(T d)", true},
+  };
+  return options;
 }
 
 }  // namespace
@@ -67,6 +78,7 @@ NormKind bhyt_kind() {
   k.name = "bhyt";
   k.summary = "BHyT: BHyT* at site 1, the block-level variance approximation at each block's site 2";
   k.make = make_bhyt;
+  k.options = bhyt_options();
   k.ends_in_tanh = true;
   k.approximates_site2 = true;
   return k;
@@ -77,6 +89,7 @@ NormKind bhyt_exact_kind() {
   k.name = "bhyt-exact";
   k.summary = "BHyT*: gamma tanh(lambda x / (kappa s + |mu|)) at every site";
   k.make = make_bhyt;
+  k.options = bhyt_options();
   k.ends_in_tanh = true;
   k.reports_site2 = true;
   return k;

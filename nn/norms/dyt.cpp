@@ -19,8 +19,9 @@ NormKind dyt_kind() {
   k.name = "dyt";
   k.summary = "DyT: gamma tanh(alpha x) + beta, alpha a learnt scalar (--dyt-alpha0)";
   k.make = [](const NormConfig& c, int64_t dim, NormPlace) -> std::shared_ptr<Norm> {
-    return std::make_shared<DyT>(dim, c.dyt_alpha0);
+    return std::make_shared<DyT>(dim, (float)c.option("dyt-alpha0"));
   };
+  k.options = {{"dyt-alpha0", 0.5, -1e6, 1e6, "DyT's initial alpha"}};
   k.statistics = false;
   k.ends_in_tanh = true;
   return k;

@@ -4,23 +4,38 @@
 // (nn/norms/registry.h).
 #pragma once
 #include <cstdint>
-#include <optional>
+#include <map>
 #include <string>
 
 #include "nn/module.h"
 
 namespace nl {
 
-// The settings of the norms of one model. Each kind reads the fields it needs.
+// One setting of a norm kind, declared by the kind (nn/norms/registry.h): its name is
+// also its flag (--dyt-alpha0) and, with '_' for '-', its key in model descriptions.
+struct NormOption {
+  std::string name;       // "dyt-alpha0"
+  double initial;         // the default; NaN: unset unless given (bhyt-lambda-attn)
+  double lo, hi;          // the range a value must lie in
+  std::string help;
+  bool integer = false;   // a whole number (bhyt-refresh)
+  bool lo_open = false, hi_open = false;  // lo or hi itself excluded
+};
+
+// The settings of the norms of one model: the kind's name, eps, and the options the
+// kinds declare. An option not set here has its declared default.
 struct NormConfig {
   std::string name = "ln";
   float eps = 1e-5f;
-  float dyt_alpha0 = 0.5f;       // DyT's initial alpha
-  float bhyt_lambda0 = 1.0f;     // BHyT's initial lambda (every site without its own below)
-  std::optional<float> bhyt_lambda_attn, bhyt_lambda_mlp;  // the attention / MLP branch's sites
-  float bhyt_p = 0.99f;          // target probability: kappa = 1 / sqrt(1 - p)
-  int64_t bhyt_refresh = 1;      // training steps between recomputations of c_attn (bhyt)
-  float kappa() const;
+  std::map<std::string, double> options;  // set by name ("dyt-alpha0")
+
+  // The option's value: set, or the default its kind declares (throws for a name no
+  // kind declares, or an unset option without a default).
+  double option(const std::string& option_name) const;
+  // Whether option() has a value (an optional option may be unset).
+  bool has(const std::string& option_name) const;
+  NormConfig& set(const std::string& option_name, double value);
+  float kappa() const;  // BHyT's 1 / sqrt(1 - p)
 };
 
 // Where in the model a norm sits: its kind may start it differently per site (BHyT's

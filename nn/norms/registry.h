@@ -22,6 +22,9 @@ struct NormKind {
   std::string name;     // what --norm takes
   std::string summary;  // one line for --help and the docs
   std::shared_ptr<Norm> (*make)(const NormConfig& config, int64_t dim, NormPlace place) = nullptr;
+  // Its settings (flags --<name>), read with NormConfig::option; kinds may share one
+  // (bhyt and bhyt-exact), declared alike.
+  std::vector<NormOption> options;
   // The model keeps its residual stream zero-mean for this norm: it centres the
   // embedding sum once and makes every projection into the stream a CBWC linear (cbwc).
   bool centres_stream = false;
@@ -46,6 +49,14 @@ struct NormKind {
 const std::vector<NormKind>& norm_kinds();
 // The kind called `name`; throws "unknown norm 'x' (choose one of: ln, rms, ...)".
 const NormKind& norm_kind(const std::string& name);
+// Every kind's options, each once, in registration order.
+const std::vector<NormOption>& norm_options();
+// The option called `name` (throws naming the choices).
+const NormOption& norm_option(const std::string& name);
+// Throws naming the flag when config names no kind, or sets an option no kind
+// declares or a value outside its option's range.
+void check_norm_config(const NormConfig& config);
+
 // "ln | rms | cbwc | dyt | bhyt | bhyt-exact": for help texts.
 std::string norm_choices(const char* separator = " | ");
 

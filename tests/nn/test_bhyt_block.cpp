@@ -83,7 +83,7 @@ double variance(const std::vector<double>& v) {
 NormConfig bhyt_config(const std::string& name, float p = 0.99f) {
   NormConfig nc;
   nc.name = name;
-  nc.bhyt_p = p;
+  nc.set("bhyt-p", p);
   return nc;
 }
 
@@ -397,9 +397,7 @@ TEST_CASE("bhyt lambdas: attention and MLP sites start from their own lambda, th
     c.context = 4;
     c.block = block;
     c.norm.name = "bhyt";
-    c.norm.bhyt_lambda0 = 1.1f;
-    c.norm.bhyt_lambda_attn = 0.3f;
-    c.norm.bhyt_lambda_mlp = 0.7f;
+    c.norm.set("bhyt-lambda", 1.1f).set("bhyt-lambda-attn", 0.3f).set("bhyt-lambda-mlp", 0.7f);
     Generator gen(88);
     GPT model(c, gen);
     int64_t checked = 0;
@@ -415,16 +413,16 @@ TEST_CASE("bhyt lambdas: attention and MLP sites start from their own lambda, th
   }
   // unset, both follow lambda0
   NormConfig nc = bhyt_config("bhyt");
-  nc.bhyt_lambda0 = 0.4f;
+  nc.set("bhyt-lambda", 0.4f);
   Generator g2(5);
   Block both(block_config(8, 2, true, nc, 1), g2);
   CHECK(static_cast<BHyT&>(*both.ln1).lambda.value().item() == 0.4f);
   CHECK(static_cast<BHyT&>(*both.ln2).lambda.value().item() == 0.4f);
 }
 
-TEST_CASE("bhyt block: c_attn is recomputed every bhyt_refresh training forwards and cached between", "[nn][bhyt]") {
+TEST_CASE("bhyt block: c_attn is recomputed every --bhyt-refresh training forwards and cached between", "[nn][bhyt]") {
   NormConfig nc = bhyt_config("bhyt");
-  nc.bhyt_refresh = 3;
+  nc.set("bhyt-refresh", 3);
   Generator g(89), gen(90);
   Block block(block_config(8, 2, true, nc, 2), g);
   Tensor x = gen.normal({2, 4, 8});

@@ -512,7 +512,7 @@ TEST_CASE("fold: fold_gpt refuses a model whose plan is not the cbwc form", "[fo
 TEST_CASE("fold: the model description of a checkpoint is read back into a GPTConfig", "[fold]") {
   const GPTConfig c = gpt_config_from_json(
       "{\"vocab\": 256, \"layers\": 3, \"dim\": 48, \"heads\": 6, \"context\": 32, \"norm\": \"ln\", "
-      "\"eps\": 1e-06, \"dyt_alpha0\": 0.5, \"bhyt_lambda0\": 1, \"bhyt_p\": 0.9}");
+      "\"eps\": 1e-06, \"dyt_alpha0\": 0.5, \"bhyt_lambda\": 1, \"bhyt_p\": 0.9}");
   CHECK(c.vocab == 256);
   CHECK(c.layers == 3);
   CHECK(c.dim == 48);
@@ -520,7 +520,7 @@ TEST_CASE("fold: the model description of a checkpoint is read back into a GPTCo
   CHECK(c.context == 32);
   CHECK(c.norm.name == "ln");
   CHECK(c.norm.eps == 1e-6f);
-  CHECK(c.norm.bhyt_p == 0.9f);
+  CHECK((float)c.norm.option("bhyt-p") == 0.9f);
   CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": 256, \"dim\": 8, \"heads\": 2, \"context\": 4, \"norm\": \"ln\"}"),
                     Contains("'layers'"));
   CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": \"2x\", \"layers\": 1, \"dim\": 8, \"heads\": 2, "

@@ -108,7 +108,7 @@ TEST_CASE("fold: fold_vit refuses a model that is not ln, and a report of anothe
 TEST_CASE("fold: a ViT description is read back into a ViTConfig; a GPT's is refused", "[fold][vit]") {
   const ViTConfig c = vit_config_from_json(
       "{\"arch\": \"vit\", \"image\": 28, \"channels\": 1, \"patch\": 4, \"classes\": 10, \"layers\": 3, \"dim\": 24, "
-      "\"heads\": 3, \"norm\": \"ln\", \"eps\": 1e-06, \"dyt_alpha0\": 0.5, \"bhyt_lambda0\": 1, \"bhyt_p\": 0.99}");
+      "\"heads\": 3, \"norm\": \"ln\", \"eps\": 1e-06, \"dyt_alpha0\": 0.5, \"bhyt_lambda\": 1, \"bhyt_p\": 0.99}");
   CHECK(c.patch == 4);
   CHECK(c.layers == 3);
   CHECK(c.dim == 24);

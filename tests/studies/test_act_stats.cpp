@@ -369,7 +369,7 @@ TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume contin
     c.model.heads = 2;
     c.model.context = 8;
     c.model.norm.name = "bhyt";
-    c.model.norm.bhyt_refresh = 4;  // the cache is stale at the stop: resuming must restore it
+    c.model.norm.set("bhyt-refresh", 4);  // the cache is stale at the stop: resuming must restore it
     c.batch = 4;
     c.steps = 11;
     c.warmup = 2;

@@ -35,7 +35,7 @@ GPTConfig small_dyt(float emb_scale0) {
   c.heads = 2;
   c.context = 8;
   c.norm.name = "dyt";
-  c.norm.dyt_alpha0 = 2.0f;
+  c.norm.set("dyt-alpha0", 2.0f);
   c.emb_scale0 = emb_scale0;
   return c;
 }

@@ -1,5 +1,6 @@
 #include "train/flags/families.h"
 
+#include <cmath>
 #include <cstdint>
 
 #include "tensor/decimal.h"
@@ -23,26 +24,24 @@ void add_norm_flags(FlagParser& p, NormConfig& n) {
   std::vector<std::string> names;
   for (const NormKind& k : norm_kinds()) names.push_back(k.name);
   p.choice("--norm", n.name, names, "the normalization layer: " + norm_choices());
-  p.real("--dyt-alpha0", n.dyt_alpha0, -1e6, 1e6, "DyT's initial alpha");
-  p.real("--bhyt-lambda", n.bhyt_lambda0, -1e6, 1e6, "BHyT's initial lambda at every site without its own");
-  auto optional_lambda = [&p](const char* flag, std::optional<float>& target, const char* help) {
+  // every option the registered kinds declare, as --<option>, checked against its range
+  for (const NormOption& o : norm_options()) {
+    const std::string flag = "--" + o.name;
     p.custom(
-        flag, target ? shortest_decimal(*target) : "",
-        [flag, &target](const std::string& v) {
-          if (v.empty()) target.reset();
-          else target = (float)flag_real(flag, v, -1e6, 1e6);
+        flag, n.has(o.name) ? shortest_decimal(n.option(o.name)) : "",
+        [&n, o, flag](const std::string& v) {
+          if (v.empty()) {
+            NL_CHECK(std::isnan(o.initial), flag, " needs a value");
+            n.options.erase(o.name);
+            return;
+          }
+          const double x = o.integer ? (double)flag_integer(flag, v, (int64_t)o.lo, (int64_t)o.hi)
+                                     : flag_real(flag, v, o.lo, o.hi, o.lo_open);
+          n.set(o.name, x);
+          check_norm_config(n);  // the open upper ends and the integers
         },
-        help);
-  };
-  optional_lambda("--bhyt-lambda-attn", n.bhyt_lambda_attn,
-                  "initial lambda of the attention branch's sites (default: --bhyt-lambda)");
-  optional_lambda("--bhyt-lambda-mlp", n.bhyt_lambda_mlp, "initial lambda of the MLP branch's sites (default: --bhyt-lambda)");
-  p.real("--bhyt-p", n.bhyt_p, 0, 1, "BHyT's target probability p in (0, 1) (kappa = 1/sqrt(1-p))");
-  p.integer("--bhyt-refresh", n.bhyt_refresh, 1, kMaxSteps,
-            "bhyt: training steps between recomputations of c_attn = ||W_V W_O||^2/(T d)");
-  p.check([&n] {
-    NL_CHECK(n.bhyt_p > 0.0f && n.bhyt_p < 1.0f, "--bhyt-p must lie in (0, 1), got ", n.bhyt_p);
-  });
+        o.help, FlagRole::Recipe, /*numeric=*/true);
+  }
 }
 
 void add_seed_flag(FlagParser& p, uint64_t& seed) {

@@ -20,7 +20,7 @@
 namespace nl {
 namespace {
 
-enum class Kind { Integer, Real, Text, Toggle };
+enum class Kind { Integer, Real, Text, Toggle, Number };  // Number: a custom flag recorded as a number when it is one
 
 }  // namespace
 
@@ -275,8 +275,9 @@ void FlagParser::integer_list(const std::string& flag, std::vector<int64_t>& tar
 }
 
 void FlagParser::custom(const std::string& flag, const std::string& default_text,
-                        std::function<void(const std::string&)> store, const std::string& help, FlagRole role) {
-  auto& e = impl_->add(flag, Kind::Text, role, default_text, help, "TEXT");
+                        std::function<void(const std::string&)> store, const std::string& help, FlagRole role,
+                        bool numeric) {
+  auto& e = impl_->add(flag, numeric ? Kind::Number : Kind::Text, role, default_text, help, numeric ? "X" : "TEXT");
   e.store = std::move(store);
 }
 
@@ -352,6 +353,18 @@ nlohmann::ordered_json FlagParser::values() const {
       case Kind::Integer: j[key] = std::strtoll(e.raw.c_str(), nullptr, 10); break;
       case Kind::Real: j[key] = std::strtod(e.raw.c_str(), nullptr); break;
       case Kind::Text: j[key] = e.raw; break;
+      case Kind::Number: {
+        char* end = nullptr;
+        const long long i = std::strtoll(e.raw.c_str(), &end, 10);
+        if (!e.raw.empty() && *end == '\0') {
+          j[key] = i;
+          break;
+        }
+        const double x = std::strtod(e.raw.c_str(), &end);
+        if (!e.raw.empty() && *end == '\0' && std::isfinite(x)) j[key] = x;
+        else j[key] = e.raw;
+        break;
+      }
       case Kind::Toggle: j[key] = e.on; break;
     }
   }

@@ -70,8 +70,9 @@ class FlagParser {
   // value (--emb-scale sqrt|none|X). default_text is what --help shows, and what `store`
   // gets when the flag is absent. Stores run in declaration order, so `store` may read
   // the flags declared before it.
+  // `numeric`: values() records the text as a number when it is one.
   void custom(const std::string& flag, const std::string& default_text, std::function<void(const std::string&)> store,
-              const std::string& help, FlagRole role = FlagRole::Recipe);
+              const std::string& help, FlagRole role = FlagRole::Recipe, bool numeric = false);
 
   // A check over several flags (or a conversion of a text flag), run in declaration
   // order once every flag has its value; it throws nl::Error naming the flag.
