@@ -22,6 +22,7 @@
 
 #include "autograd/ops.h"
 #include "tensor/threads.h"
+#include "tests/needs.h"
 #include "tests/test_util.h"
 #include "train/act_stats.h"
 #include "train/gpt_run.h"
@@ -354,11 +355,8 @@ TEST_CASE("act_stats: Pearson's r of hand examples", "[act_stats]") {
 
 TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume continues it exactly, bhyt's "
           "c_attn cache included",
-          "[act_stats][train]") {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return;
-  }
+          "[act_stats][train][needs-fortunes]") {
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
   KeepThreads keep;
   TempDir tmp;
   auto config = [&](const std::string& dir) {
@@ -425,11 +423,9 @@ TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume contin
   CHECK(without_speed(tmp.sub("B") + "/log.csv") == without_speed(tmp.sub("A") + "/log.csv"));
 }
 
-TEST_CASE("depth_study: a tiny study writes a report with every claim, table and plot reference", "[act_stats][cli]") {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return;
-  }
+TEST_CASE("depth_study: a tiny study writes a report with every claim, table and plot reference",
+          "[act_stats][cli][needs-fortunes]") {
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
   TempDir tmp;
   const std::string doc = tmp.sub("doc/depth.md"), log = tmp.sub("stdout.txt");
   const std::string cmd = std::string(NL_BUILD_DIR) +
