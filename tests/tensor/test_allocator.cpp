@@ -24,7 +24,9 @@ using nl::Tensor;
 
 // Every operator new of this test binary is counted, so that a test can show that a
 // stretch of code allocates nothing (the allocator's free path). Otherwise it is the
-// standard operator new: malloc, the new-handler, std::bad_alloc.
+// standard operator new: malloc, the new-handler, std::bad_alloc. The whole family is
+// replaced (array, nothrow, sized delete), so that every new and delete of the binary
+// pairs malloc with free, also under AddressSanitizer, which checks that they match.
 namespace {
 std::atomic<int64_t> operator_new_calls{0};
 }
@@ -37,8 +39,21 @@ void* operator new(std::size_t bytes) {
     handler();
   }
 }
+void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
+  try {
+    return operator new(bytes);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t bytes) { return operator new(bytes); }
+void* operator new[](std::size_t bytes, const std::nothrow_t& nt) noexcept { return operator new(bytes, nt); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 #if defined(__SANITIZE_ADDRESS__)
 // AddressSanitizer ends the program on a malloc it cannot serve; the test of a size no
