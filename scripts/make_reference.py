@@ -435,7 +435,47 @@ def norms():
            {"x": r.normal(3, 64, std=2.0, mean=0.3), "gamma": r.normal(64, std=0.3, mean=1.0),
             "beta": r.normal(64, std=0.3)},
            ["x", "gamma", "beta"], {"eps": eps})
+    hard_norm_inputs(f, layer_norm, rms_norm, dyt, bhyt, eps, kappa)
     f.write()
+
+
+# ---------------------------------------------------------------- norms on hard inputs
+def hard_norm_inputs(f, layer_norm, rms_norm, dyt, bhyt, eps, kappa):
+    """Rows where float32 arithmetic goes wrong first (test_reference.cpp checks these at
+    rtol 1e-5, and says why), marked `attr inputs KIND`:
+      large_mean  1e3 + N(0, 1): the mean is 1000 times the spread, so a variance taken
+                  as E[x^2] - mu^2, or a mean summed in float32, loses most digits of x - mu
+      tiny        1e-4 N(0, 1): mean square 1e-8, far below eps = 1e-5, which dominates
+      eps_scale   3e-3 N(0, 1): mean square about 9e-6, as large as eps: both count"""
+    r = f.inputs
+    C = 16
+    scales = (("large_mean", 1.0, 1000.0), ("tiny", 1e-4, 0.0), ("eps_scale", 3e-3, 0.0))
+    for kind, std, mean in scales:
+        x = lambda: r.normal(4, C, std=std, mean=mean)
+        g = lambda: r.normal(C, std=0.3, mean=1.0)
+        b = lambda: r.normal(C, std=0.3)
+        at = {"inputs": kind}
+        f.case("layer_norm_" + kind, "layer_norm", layer_norm, {"x": x(), "gamma": g(), "beta": b()},
+               ["x", "gamma", "beta"], dict(at, eps=eps))
+        f.case("rms_norm_" + kind, "rms_norm", rms_norm, {"x": x(), "gamma": g(), "beta": b()},
+               ["x", "gamma", "beta"], dict(at, eps=eps))
+        f.case("bhyt_" + kind, "bhyt", bhyt, {"x": x(), "gamma": g(), "lambda": r.uniform(1, lo=0.8, hi=3.0)},
+               ["x", "gamma", "lambda"], dict(at, kappa=kappa, eps=eps))
+    # DyT has no statistics and no eps: at a mean of 1e3 its tanh saturates for any
+    # usual alpha (the gradient of x and alpha is exactly 0), and with alpha about 1e-3
+    # the tanh sits in its curved part, where the product alpha x must keep its digits.
+    f.case("dyt_large_mean_saturated", "dyt", dyt,
+           {"x": r.normal(4, C, mean=1000.0), "alpha": r.uniform(1, lo=0.4, hi=1.2),
+            "gamma": r.normal(C, std=0.3, mean=1.0), "beta": r.normal(C, std=0.3)},
+           ["x", "alpha", "gamma", "beta"], {"inputs": "large_mean"})
+    f.case("dyt_large_mean", "dyt", dyt,
+           {"x": r.normal(4, C, mean=1000.0), "alpha": r.uniform(1, lo=4e-4, hi=1.2e-3),
+            "gamma": r.normal(C, std=0.3, mean=1.0), "beta": r.normal(C, std=0.3)},
+           ["x", "alpha", "gamma", "beta"], {"inputs": "large_mean"})
+    f.case("dyt_tiny", "dyt", dyt,
+           {"x": r.normal(4, C, std=1e-4), "alpha": r.uniform(1, lo=0.4, hi=1.2),
+            "gamma": r.normal(C, std=0.3, mean=1.0), "beta": r.normal(C, std=0.3)},
+           ["x", "alpha", "gamma", "beta"], {"inputs": "tiny"})
 
 
 def main():

@@ -22,6 +22,7 @@
 
 #include "autograd/ops.h"
 #include "tensor/threads.h"
+#include "tests/needs.h"
 #include "tests/test_util.h"
 #include "studies/instruments/act_stats.h"
 #include "studies/instruments/act_stats_observer.h"
@@ -355,11 +356,8 @@ TEST_CASE("act_stats: Pearson's r of hand examples", "[act_stats]") {
 
 TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume continues it exactly, bhyt's "
           "c_attn cache included",
-          "[act_stats][train]") {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return;
-  }
+          "[act_stats][train][needs-fortunes]") {
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
   KeepThreads keep;
   TempDir tmp;
   auto config = [&](const std::string& dir) {

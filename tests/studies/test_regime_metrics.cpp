@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "tensor/random.h"
+#include "tests/needs.h"
 #include "tests/test_files.h"
 #include "tests/test_util.h"
 #include "studies/instruments/act_stats.h"
@@ -111,11 +112,8 @@ TEST_CASE("screen_dyt refuses other norms, a screening step past the run, and a 
   CHECK_THROWS_WITH(screen_dyt(c, 5), Contains("cannot --resume"));
 }
 
-TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict", "[regime]") {
-  if (!std::filesystem::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: no /usr/share/games/fortunes (apt-get install fortunes)");
-    return;
-  }
+TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict", "[regime][needs-fortunes]") {
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
   nl::test::TempDir dir;
   GPTRunConfig c;
   c.model = small_dyt(4.0f);

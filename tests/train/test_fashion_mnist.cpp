@@ -1,8 +1,8 @@
 // Tests of the Fashion-MNIST reader (train/data/fashion_mnist.h) on small IDX files that the
 // test writes with zlib, good and broken (truncated, corrupt, bad magic, counts that
 // disagree, labels out of range, a missing file), the validation split, the
-// standardisation, the batcher's epochs and the augmentation; and, when Debian's
-// dataset-fashion-mnist is installed, the real files.
+// standardisation, the batcher's epochs and the augmentation; and the real files of
+// Debian's dataset-fashion-mnist ([needs-fashion-mnist]: make test skips it without them).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/needs.h"
 #include "tests/test_util.h"
 #include "train/data/fashion_mnist.h"
 
@@ -346,13 +347,9 @@ TEST_CASE("fashion-mnist batcher augments: every shift in [-pad, pad] and about 
   CHECK(flipped < 250);
 }
 
-TEST_CASE("fashion-mnist: the real files of dataset-fashion-mnist", "[vit]") {
-  const std::string dir = kFashionMnistDir;
-  if (!fs::exists(dir + "/train-images-idx3-ubyte.gz")) {
-    WARN("skipped: " << dir << " is missing (" << kInstallHint << ")");
-    return;
-  }
-  FashionMnist d = load_fashion_mnist(dir, 5000);
+TEST_CASE("fashion-mnist: the real files of dataset-fashion-mnist", "[vit][needs-fashion-mnist]") {
+  REQUIRE_RESOURCE(nl::test::missing_fashion_mnist());
+  FashionMnist d = load_fashion_mnist(kFashionMnistDir, 5000);
   CHECK(d.train.size() == 55000);
   CHECK(d.val.size() == 5000);
   CHECK(d.test.size() == 10000);
