@@ -184,14 +184,17 @@ $(TEST_OBJS): CXXFLAGS += -DNL_BUILD_DIR='"$(BUILD)"'
 $(TEST_BIN): $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB)
 	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
 
+# the programs the [mpi] tests run from $(BUILD)-mpi (.ci/run builds them first)
+MPI_TEST_PROGRAMS := train_gpt depth_study
+
 # `make test FILTER=layernorm` runs the tests whose name contains "layernorm".
 test: deps
 	@$(MAKE) --no-print-directory info
 	@bash scripts/check-layers.sh
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BIN) $(CLIS)
-	@# the [mpi] tests run $(BUILD)-mpi/train_gpt: kept up to date once `make MPI=1` made it
+	@# the [mpi] tests run $(BUILD)-mpi/train_gpt and the MPI studies: kept up to date once `make MPI=1` made them
 	@if [ "$(MPI)" != 1 ] && [ -d $(BUILD)-mpi ] && command -v mpicxx >/dev/null; then \
-	  $(MAKE) --no-print-directory -j$(NPROC) MPI=1 $(BUILD)-mpi/train_gpt; fi
+	  $(MAKE) --no-print-directory -j$(NPROC) MPI=1 $(MPI_TEST_PROGRAMS:%=$(BUILD)-mpi/%); fi
 	@bash scripts/run-tests.sh $(TEST_BIN) "$(FILTER)"
 
 test-asan: deps

@@ -21,6 +21,7 @@
 #include "tensor/threads.h"
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
+#include "train/safety/distributed.h"
 
 namespace nl {
 namespace fs = std::filesystem;
@@ -452,34 +453,38 @@ int depth_study_main(const std::vector<std::string>& args) {
     GridOptions options;
     options.jobs = jobs;
     options.threads = base.threads;
-    std::printf("depth study: %zu runs, %d at a time, %d thread(s) each\n", cells.size(),
-                jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN), base.threads);
-    std::fflush(stdout);
-    const std::vector<CellOutcome> outcomes = run_grid(cells, options);
-    loads.push_back(load_average());
-    results = json::object();
-    results["runs"] = json::array();
-    int64_t kept = 0;
-    for (size_t i = 0; i < cells.size(); ++i) {
-      const json& res = outcomes[i].result;
-      const json& config = configs[i];
+    // what the report needs of a cell, read where its files are (its rank's machine)
+    options.summarize = [&](size_t i, const CellOutcome& outcome) {
+      const json& res = outcome.result;
+      const auto& config = configs[i];
       DepthRun r;
       r.depth = config["layers"];
       r.seed = config["seed"];
       r.variant = variants[i % variants.size()].label;
-      r.exit_code = outcomes[i].exit_code;
+      r.exit_code = outcome.exit_code;
       const std::string norm = config["norm"], block = config["block"];
       const NormKind& kind = norm_kind(norm);
-      r.kappa = kind.approximates_site2 || kind.reports_site2
-                    ? 1.0 / std::sqrt(1.0 - config.value("bhyt_p", 0.99))
-                    : NAN;
+      r.kappa = kind.approximates_site2 || kind.reports_site2 ? 1.0 / std::sqrt(1.0 - config.value("bhyt_p", 0.99))
+                                                              : NAN;
       r.train_loss = res.is_object() ? res.value("final_train_loss", NAN) : NAN;
       r.val_loss = res.is_object() ? res.value("val_loss", NAN) : NAN;
       r.tok_s = res.is_object() ? res.value("tok_per_s", NAN) : NAN;
       r.diverged = r.exit_code != 0 || !res.is_object() || res.value("diverged", true);
       if (r.exit_code == 0) read_depth_run(cells[i].out_dir, r);
-      kept += outcomes[i].kept;
-      results["runs"].push_back(run_json(r, block, norm, outcomes[i].kept));
+      return run_json(r, block, norm, outcome.kept);
+    };
+    std::printf("depth study: %zu runs, %d at a time, %d thread(s) each\n", cells.size(),
+                jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN), base.threads);
+    std::fflush(stdout);
+    const std::vector<CellOutcome> outcomes = run_grid(cells, options);
+    if (!dist::is_lead()) return 0;  // the lead rank has every cell's summary and writes the report
+    loads.push_back(load_average());
+    results = json::object();
+    results["runs"] = json::array();
+    int64_t kept = 0;
+    for (const CellOutcome& oc : outcomes) {
+      kept += oc.kept;
+      results["runs"].push_back(oc.summary);
     }
     results["cells_run"] = (int64_t)cells.size() - kept;
     results["cells_kept"] = kept;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "studies/depth/depth_analysis.h"
 #include "studies/instruments/act_stats.h"
 #include "tests/needs.h"
@@ -138,5 +140,31 @@ TEST_CASE("depth_study: bad input is refused before any run, naming the problem"
     CHECK(count_lines(r.err) == 1);
     CHECK_THAT(r.err, Contains(needle));
     CHECK_FALSE(fs::exists(out));
+  }
+}
+
+TEST_CASE("depth_study under mpirun: the ranks share the grid and the lead writes what one process writes",
+          "[depth][cli][mpi][needs-mpi][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_mpi());
+  REQUIRE_RESOURCE(missing_fortunes());
+  TempDir tmp;
+  const std::string tiny = "--depths 2 --seeds 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --warmup 1 "
+                           "--eval-every 2 --eval-batches 1 --act-stats-every 2 --speed-steps 0";
+  fs::create_directories(tmp.sub("doc"));
+  const RunResult one = run_program(kStudy, tiny + " --out " + tmp.sub("one") + " --doc " + tmp.sub("doc/one.md"), tmp);
+  REQUIRE(one.code == 0);
+  const RunResult two = run_program(mpirun_path(), "--allow-run-as-root --oversubscribe -np 2 " + kMpiDepthStudy + " " +
+                                                       tiny + " --out " + tmp.sub("two") + " --doc " + tmp.sub("doc/two.md"),
+                                    tmp);
+  INFO("stderr: " << two.err);
+  REQUIRE(two.code == 0);
+  const auto a = nlohmann::json::parse(read_bytes(tmp.sub("one/results.json")));
+  const auto b = nlohmann::json::parse(read_bytes(tmp.sub("two/results.json")));
+  REQUIRE(a["runs"].size() == 7);
+  REQUIRE(b["runs"].size() == 7);
+  for (size_t i = 0; i < 7; ++i) {
+    INFO("run " << a["runs"][i]["variant"]);
+    for (const char* key : {"val_loss", "train_loss", "var_end", "site2", "lambda_max"})
+      CHECK(a["runs"][i][key] == b["runs"][i][key]);
   }
 }
