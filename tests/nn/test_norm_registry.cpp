@@ -5,7 +5,8 @@
 //   its forward (a fused kernel pair, when it has one) equals its composite, values and
 //   gradients; the composite's gradients match finite differences; shapes, and finite
 //   outputs and gradients on tiny, zero, large and constant inputs; a GPT's and a ViT's
-//   parameter names, a checkpoint round trip and the model description; a run stopped
+//   parameter names, a checkpoint round trip and the model description (which names no
+//   option of another kind); a run stopped
 //   and resumed equals a straight one; the key/value cache; causality; the activation
 //   statistics of its bounded nonlinearity (when it declares one); the fold pass's view
 //   of it against the numbers; --norm and its option flags in train_gpt.
@@ -19,6 +20,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
@@ -246,6 +249,17 @@ void gpt_names_and_checkpoint(const NormKind& kind) {
   for (const NormOption& o : kind.options)
     if (f.config.norm.has(o.name)) CHECK(back.norm.option(o.name) == Approx(f.config.norm.option(o.name)));
   CHECK(describe_gpt(back) == description);
+  // and no option only other kinds declare: registering a kind changes no other's
+  // descriptions, which resumed checkpoints must match
+  const nlohmann::json described = nlohmann::json::parse(description);
+  for (const NormOption& o : norm_options()) {
+    const bool own = std::any_of(kind.options.begin(), kind.options.end(),
+                                 [&](const NormOption& k) { return k.name == o.name; });
+    std::string key = o.name;
+    std::replace(key.begin(), key.end(), '-', '_');
+    INFO("option " << o.name);
+    if (!own) CHECK_FALSE(described.contains(key));
+  }
 
   // a checkpoint restores every parameter into a model of another seed: the same logits
   TempDir tmp;
