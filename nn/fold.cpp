@@ -168,8 +168,8 @@ MatmulLayout matmul_layout(const VarImpl* out) {
 
 bool known(const std::set<std::string>& ops, const std::string& op) { return ops.count(op) > 0; }
 
-const std::set<std::string> kElementwise = {"gelu", "relu", "silu", "tanh", "exp", "log", "sqrt", "rsqrt",
-                                            "abs", "pow_scalar", "add_scalar"};
+const std::set<std::string> kElementwise = {"gelu", "relu", "silu", "tanh", "erf", "exp", "log", "sqrt",
+                                            "rsqrt", "abs", "pow_scalar", "add_scalar"};
 
 // The kind whose layer records `op` as its fused forward (nn/norms/registry.h), or null.
 // Ops a norm composes are followed like any other; a fused one is opaque, so its kind

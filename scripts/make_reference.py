@@ -189,6 +189,11 @@ def elementwise():
 
     # Dropout draws random masks, so only eval mode (the identity) has reference values.
     f.case("dropout_eval", "dropout", lambda x: x, {"x": r.normal(3, 4)}, ["x"], {"p": 0.5, "training": False})
+
+    # erf (the nonlinearity of Derf, nn/norms/derf.cpp), drawn after every case above so
+    # that their inputs stay as they were; the wide case reaches its flat tails.
+    f.case("erf", "erf", torch.erf, {"x": r.normal(2, 3, 4, std=1.5)}, ["x"])
+    f.case("erf_wide", "erf", torch.erf, {"x": r.normal(4, 6, std=4.0)}, ["x"])
     f.write()
 
 

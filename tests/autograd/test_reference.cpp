@@ -154,6 +154,7 @@ TEST_CASE("reference elementwise", "[reference]") {
       {"sqrt", unary(ag::sqrt)},
       {"rsqrt", unary(ag::rsqrt)},
       {"tanh", unary(ag::tanh)},
+      {"erf", unary(ag::erf)},
       {"relu", unary(ag::relu)},
       {"gelu", unary(ag::gelu)},
       {"silu", unary(ag::silu)},
