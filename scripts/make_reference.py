@@ -443,10 +443,36 @@ def norms():
     f.write()
 
 
+# ---------------------------------------------------------------------------- norm kinds
+def norm_kinds():
+    """The norm kinds of the registry (nn/norms/) that have no fused op of their own,
+    run by tests/autograd/test_reference.cpp through the registry: attr op is the kind's
+    --norm name, the inputs are x and the layer's parameters under their names in the
+    module (weight, bias, alpha, ...), any other attr is one of the kind's options."""
+    f = RefFile("norm_kinds.txt", 9, "registered norm kinds by their --norm name, written from their "
+                "definitions; inputs x and the layer's parameters by name")
+    r = f.inputs
+    C = 8
+    gain = lambda: r.normal(C, std=0.3, mean=1.0)
+    shift = lambda: r.normal(C, std=0.3)
+
+    # hardtanh: gamma * clip(alpha x, -1, 1) + beta. No argument lies within 1e-3 of the
+    # kinks at +-1, where float32 and float64 could fall on different sides.
+    def hardtanh(x, alpha, weight, bias):
+        return weight * torch.clamp(alpha * x, -1.0, 1.0) + bias
+
+    for tag, shape, mean in (("", (2, 3, C), 0.0), ("_offset", (4, C), 0.8)):
+        x, alpha = r.normal(*shape, std=1.5, mean=mean), r.uniform(1, lo=0.6, hi=1.4)
+        assert ((alpha * x).abs() - 1.0).abs().min() > 1e-3
+        f.case("hardtanh" + tag, "hardtanh", hardtanh, {"x": x, "alpha": alpha, "weight": gain(), "bias": shift()},
+               ["x", "alpha", "weight", "bias"])
+    f.write()
+
+
 def main():
     torch.set_default_dtype(F64)
     os.makedirs(OUT_DIR, exist_ok=True)
-    for family in (elementwise, reduce, matmul, softmax, shape, loss, embedding, norms):
+    for family in (elementwise, reduce, matmul, softmax, shape, loss, embedding, norms, norm_kinds):
         family()
 
 
