@@ -466,6 +466,16 @@ def norm_kinds():
         assert ((alpha * x).abs() - 1.0).abs().min() > 1e-3
         f.case("hardtanh" + tag, "hardtanh", hardtanh, {"x": x, "alpha": alpha, "weight": gain(), "bias": shift()},
                ["x", "alpha", "weight", "bias"])
+
+    # derf: gamma * erf(alpha x + s) + beta; the wide case reaches erf's flat tails.
+    def derf(x, alpha, shift, weight, bias):
+        return weight * torch.erf(alpha * x + shift) + bias
+
+    for tag, shape, std in (("", (2, 3, C), 1.5), ("_wide", (4, C), 4.0)):
+        f.case("derf" + tag, "derf", derf,
+               {"x": r.normal(*shape, std=std), "alpha": r.uniform(1, lo=0.4, hi=1.2),
+                "shift": r.normal(1, std=0.3), "weight": gain(), "bias": shift()},
+               ["x", "alpha", "shift", "weight", "bias"])
     f.write()
 
 
