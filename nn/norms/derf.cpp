@@ -33,7 +33,7 @@ NormKind derf_kind() {
   k.name = "derf";
   k.summary = "Derf: gamma erf(alpha x + s) + beta, alpha and s learnt scalars (--derf-alpha0, --derf-shift0)";
   k.source = "Chen, Lu, Zhu, Sun and Liu 2025, Stronger Normalization-Free Transformers";
-  k.make = [](const NormConfig& c, int64_t dim, NormPlace) -> std::shared_ptr<Norm> {
+  k.make = [](const NormConfig& c, int64_t dim, NormPlace) {
     return std::make_shared<Derf>(dim, (float)c.option("derf-alpha0"), (float)c.option("derf-shift0"));
   };
   k.options = {{"derf-alpha0", 0.5, -1e6, 1e6, "Derf's initial alpha"},

@@ -35,7 +35,7 @@ NormKind hardtanh_kind() {
   k.name = "hardtanh";
   k.summary = "HardTanh: gamma clip(alpha x, -1, 1) + beta, DyT with a clip for its tanh (--hardtanh-alpha0)";
   k.source = "the HardTanh control of the DyT regime study (Verma 2026)";
-  k.make = [](const NormConfig& c, int64_t dim, NormPlace) -> std::shared_ptr<Norm> {
+  k.make = [](const NormConfig& c, int64_t dim, NormPlace) {
     return std::make_shared<HardTanh>(dim, (float)c.option("hardtanh-alpha0"));
   };
   k.options = {{"hardtanh-alpha0", 0.5, -1e6, 1e6, "HardTanh's initial alpha"}};

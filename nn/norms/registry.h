@@ -13,6 +13,7 @@
 // nn/norms/kinds.def. Every program, study and generic test then takes it
 // (docs/your-own-norm.md).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,8 +33,9 @@ struct BoundedNonlinearity {
 struct NormKind {
   std::string name;     // what --norm takes
   std::string summary;  // one line for --help, listings and the docs
-  std::string source;   // where it comes from (the paper), for listings and the docs
-  std::shared_ptr<Norm> (*make)(const NormConfig& config, int64_t dim, NormPlace place) = nullptr;
+  std::string source;   // where it comes from (the paper), for listings and the docs; optional
+  // The layer for one site: any callable, e.g. a lambda returning std::make_shared<Layer>.
+  std::function<std::shared_ptr<Norm>(const NormConfig& config, int64_t dim, NormPlace place)> make;
   // Its settings (flags --<name>), read with NormConfig::option; kinds may share one
   // (bhyt and bhyt-exact), declared alike.
   std::vector<NormOption> options;

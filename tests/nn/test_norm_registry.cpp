@@ -573,7 +573,7 @@ TEST_CASE("norm registry: every registered kind has each generic check as a test
     }
 }
 
-TEST_CASE("norm registry: each kind declares a name, summary, source, maker and consistent traits", "[norm-kinds]") {
+TEST_CASE("norm registry: each kind declares a name, summary, maker and consistent traits", "[norm-kinds]") {
   std::set<std::string> names;
   for (const NormKind& kind : norm_kinds()) {
     INFO("kind " << kind.name);
@@ -581,7 +581,6 @@ TEST_CASE("norm registry: each kind declares a name, summary, source, maker and 
     CHECK(!kind.name.empty());
     CHECK(kind.name.find_first_of(" ,|") == std::string::npos);
     CHECK(!kind.summary.empty());
-    CHECK(!kind.source.empty());
     REQUIRE(kind.make);
     CHECK(std::is_sorted(kind.bounded.kinks.begin(), kind.bounded.kinks.end()));
     CHECK((kind.bounded.kinks.empty() || kind.ends_bounded()));
