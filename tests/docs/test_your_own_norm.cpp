@@ -146,6 +146,8 @@ TEST_CASE("docs/your-own-norm.md: its norm is added, tested, compared and measur
       n += t.name.rfind("norm ln: ", 0) == 0;
     return std::to_string(n);
   }();
+  INFO("the page says how many checks FILTER=" << norm << " runs: " << expected_checks);
+  CHECK(markdown.find("`" + expected_checks + " passed, 0 failed, 0 skipped`") != std::string::npos);
   for (size_t i = 0; i < commands.size(); ++i) {
     const std::string script = scratch.sub("block" + std::to_string(i) + ".sh");
     write_bytes(script, "set -euo pipefail\ncd '" + tree.string() + "'\n" + commands[i]->text);

@@ -4,7 +4,8 @@
 // line of test written for it, and `make test FILTER=<kind>` runs all of its checks:
 //   its forward (a fused kernel pair, when it has one) equals its composite, values and
 //   gradients; the composite's gradients match finite differences; shapes, and finite
-//   outputs and gradients on tiny, zero, large and constant inputs; a GPT's and a ViT's
+//   outputs and gradients on tiny, zero, large and constant inputs; its wiring in the
+//   pre, peri and lns blocks; a GPT's and a ViT's
 //   parameter names, a checkpoint round trip and the model description (which names no
 //   option of another kind); a run stopped
 //   and resumed equals a straight one; the key/value cache; causality; the activation
@@ -35,6 +36,7 @@
 #include "tensor/decimal.h"
 #include "tensor/ops.h"
 #include "tensor/threads.h"
+#include "tests/nn/block_config.h"
 #include "tests/nn/vit_fixtures.h"
 #include "tests/param_gradcheck.h"
 #include "tests/test_files.h"
@@ -209,6 +211,32 @@ void shapes_and_hard_inputs(const NormKind& kind) {
       }
     }
   if (!kind.ends_bounded()) CHECK_FALSE(norm->bounded_arg_value(inputs[0].x).defined());
+}
+
+// Every block variant (nn/block.h) wires the layer as defined, at each of its sites:
+//   pre   h = x + Attn(N1(x)),          out = h + MLP(N2(h))
+//   peri  h = x + N1o(Attn(N1(x))),     out = h + N2o(MLP(N2(h)))
+//   lns   pre with each norm output of layer l times 1/sqrt(l)
+// except a second site its kind replaces by a block-level approximation (bhyt's).
+void block_variants(const NormKind& kind) {
+  for (const std::string& variant : block_names()) {
+    INFO("variant " << variant);
+    Generator g(16), gen(17);
+    Block b(block_config(8, 2, true, config_of(kind), 4, variant, 3), g);
+    perturb(b, gen);
+    if (b.approximates_site2()) {
+      CHECK((kind.approximates_site2 && variant != "peri"));
+      continue;
+    }
+    const Var x(add_scalar(gen.normal({2, 3, 8}), 0.2f));
+    const float s = variant == "lns" ? 1.0f / std::sqrt(3.0f) : 1.0f;
+    Var a = b.attn->forward(ag::mul_scalar(b.ln1->forward(x), s));
+    if (variant == "peri") a = b.ln1_out->forward(a);
+    const Var h = ag::add(x, a);
+    Var m = b.mlp->forward(ag::mul_scalar(b.ln2->forward(h), s));
+    if (variant == "peri") m = b.ln2_out->forward(m);
+    CHECK_CLOSE(b.forward(x).value(), ag::add(h, m).value(), 1e-6, 1e-6);
+  }
 }
 
 // The parameter names of a GPT's norm sites, and the rest (the same for every kind).
@@ -527,6 +555,7 @@ const std::vector<std::pair<std::string, Check>>& checks() {
       {"forward equals its composite, values and gradients", forward_equals_composite},
       {"gradients of the composite match finite differences", composite_gradcheck},
       {"shapes, and finite outputs and gradients on tiny, zero, large and constant inputs", shapes_and_hard_inputs},
+      {"block variants pre, peri and lns wire it at every site", block_variants},
       {"GPT parameter names, checkpoint round trip and model description", gpt_names_and_checkpoint},
       {"a ViT trains with it: finite logits and gradients", vit_forward_and_backward},
       {"a run stopped and resumed logs exactly the straight run", resume_equals_straight_run},
