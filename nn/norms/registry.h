@@ -1,17 +1,11 @@
 // The one place where a norm's name becomes behaviour. Each kind says how to build its
 // layer at a site and what the model around it must do: the models, the folding pass,
 // the activation statistics, the flags and the studies ask this registry and never
-// compare names themselves. The kinds, one file each beside this one:
-//   ln          LayerNorm                            nn/norms/layernorm.cpp
-//   rms         RMSNorm                              nn/norms/rmsnorm.cpp
-//   cbwc        RMSNorm + beta in a centred model    nn/norms/rmsnorm.cpp
-//   dyt         DyT, gamma tanh(alpha x) + beta      nn/norms/dyt.cpp
-//   bhyt        BHyT, the block-level approximation at each block's second site
-//   bhyt-exact  BHyT* at every site                  nn/norms/bhyt.cpp (both)
+// compare names themselves. The kinds are listed in nn/norms/kinds.def, each defined in
+// a file beside this one (the README's table of norms says which).
 // A kind's file defines its layer (a Norm: its parameters and its composite forward,
 // nn/norms/norm.h) and a function returning its NormKind; registering it is one line in
-// nn/norms/kinds.def. Every program, study and generic test then takes it
-// (docs/your-own-norm.md).
+// kinds.def. Every program, study and generic test then takes it (docs/your-own-norm.md).
 #pragma once
 #include <functional>
 #include <memory>
