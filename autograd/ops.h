@@ -26,6 +26,7 @@ Var log(const Var& x);
 Var sqrt(const Var& x);
 Var rsqrt(const Var& x);
 Var tanh(const Var& x);
+Var erf(const Var& x);
 Var relu(const Var& x);
 Var gelu(const Var& x);
 Var silu(const Var& x);

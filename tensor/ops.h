@@ -30,6 +30,7 @@ Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);    // the error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);   // tanh approximation, as GPT-2
 Tensor silu(const Tensor& x);

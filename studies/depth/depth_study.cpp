@@ -62,7 +62,7 @@ Role role_of(const std::string& block, const std::string& norm) {
   const NormKind& k = norm_kind(norm);
   if (k.approximates_site2 || k.reports_site2) return Role::BHyT;
   if (block == "lns") return Role::LNS;
-  if (block == "pre" && k.statistics && !k.ends_in_tanh) return Role::PreLN;
+  if (block == "pre" && k.statistics && !k.ends_bounded()) return Role::PreLN;
   return Role::Other;
 }
 

@@ -9,10 +9,10 @@
 
 namespace nl {
 
-std::array<double, 3> saturation_fractions(const Tensor& pre_tanh) {
-  NL_CHECK(pre_tanh.dtype() == DType::F32 && pre_tanh.numel() > 0, "saturation_fractions: needs a non-empty float32 tensor, got ",
-           describe(pre_tanh));
-  std::vector<float> v = pre_tanh.to_vector();
+std::array<double, 3> saturation_fractions(const Tensor& arg) {
+  NL_CHECK(arg.dtype() == DType::F32 && arg.numel() > 0, "saturation_fractions: needs a non-empty float32 tensor, got ",
+           describe(arg));
+  std::vector<float> v = arg.to_vector();
   int64_t above[3] = {0, 0, 0};
   for (float x : v) {
     const float a = std::fabs(x);

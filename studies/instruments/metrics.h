@@ -8,10 +8,11 @@
 
 namespace nl {
 
-// Fractions of |v| above 1, 2 and 3 over all elements of `pre_tanh` (a tanh's
-// argument, e.g. alpha * x for DyT): the saturation of the tanh. For v ~ N(0, s^2) the
+// Fractions of |u| above 1, 2 and 3 over all elements of `arg`, the argument of a
+// norm's bounded nonlinearity (Norm::bounded_arg: alpha x for DyT): how much of it lies
+// where the nonlinearity is flat (a tanh past 2, a clip past 1). For u ~ N(0, s^2) the
 // fraction above t is 2 (1 - Phi(t / s)).
-std::array<double, 3> saturation_fractions(const Tensor& pre_tanh);
+std::array<double, 3> saturation_fractions(const Tensor& arg);
 
 // Effective rank of a matrix X (n, d) (Roy and Vetterli, 2007): exp of the entropy of
 // its singular values normalised to sum to 1. A matrix with k equal non-zero singular

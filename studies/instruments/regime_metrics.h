@@ -1,8 +1,9 @@
 // Measurements of a trained GPT for the DyT regime study (issue 7; ../shared/NORMS.md,
 // DyT). Each runs the model in eval mode without recording gradients (restoring its
 // mode), on held-out tokens:
-//   held_out_saturation         tanh saturation |u| > 1, 2, 3 per tanh site and averaged
-//                               over the sites, pooled over several batches
+//   held_out_saturation         saturation |u| > 1, 2, 3 of the bounded nonlinearity (tanh,
+//                               clip...) per site and averaged over the sites, pooled over
+//                               several batches
 //   residual_effective_rank     effective rank of the residual stream at each layer
 //   residual_noise_sensitivity  how far each layer's stream, and the logits, move per unit
 //                               of uniform noise added to the input embedding
@@ -18,14 +19,14 @@
 namespace nl {
 
 struct SaturationReport {
-  std::vector<ActStat> sites;        // one row per tanh site (layer, site); only saturation is filled
-  std::array<double, 3> mean{};      // the sites' fractions averaged over sites, as act_stats' tanh_all
+  std::vector<ActStat> sites;        // one row per bounded site (layer, site); only saturation is filled
+  std::array<double, 3> mean{};      // the sites' fractions averaged over sites, as act_stats' bounded_all
   bool empty() const { return sites.empty(); }
 };
 
-// The saturation of every tanh site (dyt, bhyt) over `batches` of ids (B, T), each
-// fraction averaged over the batches (equal sizes: the pooled fraction). Empty for a
-// model without tanh sites.
+// The saturation of every site of a bounded nonlinearity (dyt's and bhyt's tanh, ...) over
+// `batches` of ids (B, T), each fraction averaged over the batches (equal sizes: the
+// pooled fraction). Empty for a model without such sites.
 SaturationReport held_out_saturation(GPT& model, const std::vector<Tensor>& batches);
 
 // Effective rank (studies/instruments/metrics.h) of the stream at layers 0..L, each as a (B T, C)

@@ -42,6 +42,7 @@ Tensor log(const Tensor&) { NL_NO_CUDA("log"); }
 Tensor sqrt(const Tensor&) { NL_NO_CUDA("sqrt"); }
 Tensor rsqrt(const Tensor&) { NL_NO_CUDA("rsqrt"); }
 Tensor tanh(const Tensor&) { NL_NO_CUDA("tanh"); }
+Tensor erf(const Tensor&) { NL_NO_CUDA("erf"); }
 Tensor relu(const Tensor&) { NL_NO_CUDA("relu"); }
 Tensor gelu(const Tensor&) { NL_NO_CUDA("gelu"); }
 Tensor silu(const Tensor&) { NL_NO_CUDA("silu"); }
