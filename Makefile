@@ -83,7 +83,10 @@ endif
 ifneq ($(OPENBLAS_OMP),)
   LDFLAGS += -L$(OPENBLAS_OMP) -Wl,-rpath,$(OPENBLAS_OMP)
 endif
-LDLIBS := -lopenblas -lz -lm
+# -llapacke: LAPACK's C interface (Debian's liblapacke-dev; the SVD of studies/instruments).
+# Its LAPACK routines (dgesdd_) bind to OpenBLAS's own LAPACK in libopenblas, a direct
+# dependency loaded first, so no -llapack (the linker would drop it as unneeded anyway).
+LDLIBS := -llapacke -lopenblas -lz -lm
 
 # the layers, bottom up (scripts/check-layers.sh keeps their includes pointing down)
 LIB_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp autograd/*.cpp nn/*.cpp nn/norms/*.cpp train/*/*.cpp studies/*/*.cpp)
