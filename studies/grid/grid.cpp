@@ -66,11 +66,14 @@ Found inspect(const GridCell& cell, const nlohmann::ordered_json& wanted) {
   TrainVitCommand vit;
   if (cell.program == "train_gpt") add_train_gpt_flags(p, gpt);
   else add_train_vit_flags(p, vit);
+  // a flag the older run did not record (one that came with a later version, such as a
+  // newly registered norm's option) counts as its default there
+  const nlohmann::ordered_json defaults = p.values();
   for (const std::string& key : p.recipe_keys()) {
     const auto w = wanted.find(key);
-    const bool have = had.contains(key);
-    NL_CHECK(have && w != wanted.end() && had[key] == *w, "grid: cell ", cell.label, ": ", cell.out_dir,
-             " holds a run of another recipe (", flag_of_key(key), " ", have ? had[key].dump() : "unset", " there, ",
+    const nlohmann::ordered_json there = had.contains(key) ? had[key] : defaults[key];
+    NL_CHECK(w != wanted.end() && there == *w, "grid: cell ", cell.label, ": ", cell.out_dir,
+             " holds a run of another recipe (", flag_of_key(key), " ", there.dump(), " there, ",
              w != wanted.end() ? w->dump() : "unset", " here); use another --out or remove that folder");
   }
   return fs::exists(cell.out_dir + "/result.json") ? Found::Finished : Found::Unfinished;
