@@ -9,6 +9,7 @@
 
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "tensor/threads.h"
 
 namespace nl::test {
 
@@ -58,6 +59,13 @@ inline Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t vocab) {
   for (auto& x : v) x = (int32_t)gen.below((uint32_t)vocab);
   return Tensor::from_ints(v, {B, T});
 }
+
+// Sets the OpenMP/OpenBLAS thread count for a scope, restoring the previous one.
+struct ScopedThreads {
+  explicit ScopedThreads(int n) { set_num_threads(n); }
+  ~ScopedThreads() { set_num_threads(before); }
+  int before = num_threads();
+};
 
 }  // namespace nl::test
 
