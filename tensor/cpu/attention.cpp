@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tensor/attention_shapes.h"
 #include "tensor/cpu/check.h"
 #include "tensor/cpu/fast_math.h"
 #include "tensor/cuda/kernels.h"
@@ -182,25 +183,13 @@ struct Geometry {
   bool parallel() const { return B * H * T * S * hd > kParallelGrain; }
 };
 
-void check_heads(const char* op, const char* name, const Tensor& t) {
-  check_cpu_f32(op, t);
-  NL_CHECK(t.dim() == 4, op, ": ", name, " must be (B, H, rows, hd), got ", describe(t));
-}
-
 Geometry check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
                       bool causal) {
-  check_heads(op, "q", q);
-  check_heads(op, "k", k);
-  check_heads(op, "v", v);
-  const Geometry g{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), scale, causal};
-  NL_CHECK(k.shape() == v.shape() && k.size(0) == g.B && k.size(1) == g.H && k.size(3) == g.hd, op,
-           ": q (B, H, T, hd), k and v (B, H, S, hd) do not match: q ", describe(q), ", k ", describe(k), ", v ",
-           describe(v));
-  NL_CHECK(g.hd > 0, op, ": the head dim is empty: q ", describe(q));
-  NL_CHECK(g.T == 0 || g.S > 0, op, ": ", g.T, " queries but no keys: k ", describe(k));
-  NL_CHECK(!causal || g.S >= g.T, op, ": causal attention needs at least as many keys as queries, got q ",
-           describe(q), " and k ", describe(k));
-  return g;
+  check_cpu_f32(op, q);
+  check_cpu_f32(op, k);
+  check_cpu_f32(op, v);
+  const AttentionShape s = check_attention_shapes(op, q, k, v, causal);
+  return {s.B, s.H, s.T, s.S, s.hd, scale, causal};
 }
 
 int thread_index() {
@@ -426,13 +415,10 @@ AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const 
     return cuda::attention_backward(dout, q_in, k_in, v_in, out, lse, scale, causal);
   const char* op = "attention_backward";
   const Geometry g = check_inputs(op, q_in, k_in, v_in, scale, causal);
-  check_heads(op, "dout", dout);
+  check_cpu_f32(op, dout);
   check_cpu_f32(op, out);
   check_cpu_f32(op, lse);
-  NL_CHECK(dout.shape() == q_in.shape() && out.shape() == q_in.shape(), op, ": dout ", describe(dout), " and out ",
-           describe(out), " must have q's shape ", describe(q_in));
-  NL_CHECK(lse.shape() == Shape({g.B, g.H, g.T}), op, ": lse ", describe(lse), " must be (B, H, T) of q ",
-           describe(q_in));
+  check_attention_grad_shapes(op, {g.B, g.H, g.T, g.S, g.hd}, q_in, dout, out, lse);
   AttentionGrads grads{Tensor::empty(q_in.shape()), Tensor::empty(k_in.shape()), Tensor::empty(v_in.shape())};
   if (g.B * g.H == 0) return grads;
   if (g.T == 0) {
