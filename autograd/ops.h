@@ -39,7 +39,8 @@ Var var(const Var& x, const std::vector<int64_t>& axes = {}, bool keepdim = fals
 // ---- softmax over the last axis
 Var softmax(const Var& x);
 Var log_softmax(const Var& x);
-// softmax(scale * scores) with the future masked when causal, saving only the output
+// softmax(scale * scores) with the future masked when causal, saving only the output: the
+// middle of the composite attention, which the tests and bench_ops hold the fused one against
 Var attention_softmax(const Var& scores, float scale, bool causal);
 
 // ---- fused attention: q (B, H, T, hd), k and v (B, H, S, hd) -> (B, H, T, hd), one recorded
