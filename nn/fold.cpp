@@ -448,6 +448,10 @@ Rule Analysis::rule(VarImpl* t, int a) {
     if (a_const && !b_const) return child(B, kB);
     return broken(t, "both operands vary along this batch axis");
   }
+  if (op == "attention") {  // out = P v per head, rows of P summing to 1: as matmul(P, v)
+    if (a == rank - 1) return child(ins[2].get(), rank_of(ins[2].get()) - 1);
+    return broken(t, "attention mixes the tokens of a head");
+  }
   if (op == "embedding") {
     if (a != rank - 1) return broken(t, "a lookup is not zero-mean across tokens");
     r.done = true;

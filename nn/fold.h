@@ -28,7 +28,8 @@
 //               split breaks it. Merging (B, T, H, hd) -> (B, T, C) keeps it when each
 //               head is zero-mean over its hd channels (sufficient, not necessary).
 //               Attention's weighted sum of values, matmul(P, v) with v (B, H, T, hd),
-//               is zero-mean over hd when v is, for any weights P (the matmul rule).
+//               is zero-mean over hd when v is, for any weights P (the matmul rule; the
+//               fused attention op follows the same rule to its v).
 //               So attention output is zero-mean only from per-head zero-mean values;
 //               in a transformer the out-projection after it is the regulable linear;
 //   embedding   a lookup is regulable by inserting x - mean(x) after it; an add whose

@@ -294,6 +294,41 @@ def softmax():
     f.write()
 
 
+def attention():
+    f = RefFile("attention.txt", 9, "attention(q (B, H, T, hd), k and v (B, H, S, hd), scale, causal): "
+                "softmax(scale q k^T, masked) v written out (torch 1.13 has no scaled_dot_product_attention)")
+    r = f.inputs
+
+    def attend(scale, causal):
+        def fn(q, k, v):
+            s = scale * q @ k.transpose(-1, -2)
+            if causal:
+                t, n = s.shape[-2], s.shape[-1]
+                # query i sits at position i + S - T and sees keys 0 .. i + S - T
+                future = torch.ones(t, n, dtype=torch.bool).triu(n - t + 1)
+                s = s.masked_fill(future, float("-inf"))
+            return torch.softmax(s, -1) @ v
+        return fn
+
+    # (name, q shape, k/v shape, scale, causal, std of the inputs)
+    cases = [
+        ("attention_causal", (2, 2, 5, 4), (2, 2, 5, 4), 0.5, True, 1.0),
+        ("attention_full", (1, 2, 3, 4), (1, 2, 6, 4), 0.4, False, 1.0),
+        # new rows against a key/value cache: 3 queries at positions 4, 5, 6 of 7 keys
+        ("attention_cached", (1, 1, 3, 4), (1, 1, 7, 4), 0.5, True, 1.0),
+        ("attention_single", (1, 1, 1, 3), (1, 1, 1, 3), 0.6, True, 1.0),
+        # more than one tile of 64 queries and keys, causal
+        ("attention_long", (1, 1, 70, 8), (1, 1, 70, 8), 8 ** -0.5, True, 1.0),
+        # spread-out scores: only a max-subtracting softmax gets these right
+        ("attention_large_scores", (1, 2, 6, 4), (1, 2, 6, 4), 1.0, False, 4.0),
+    ]
+    for name, sq, skv, scale, causal, std in cases:
+        f.case(name, "attention", attend(scale, causal),
+               {"q": r.normal(*sq, std=std), "k": r.normal(*skv, std=std), "v": r.normal(*skv)}, ["q", "k", "v"],
+               {"scale": float(scale), "causal": causal})
+    f.write()
+
+
 def shape():
     f = RefFile("shape.txt", 5, "views and joins: reshape, transpose, permute, slice, squeeze, unsqueeze,"
                 " expand, contiguous, concat, split")
@@ -520,7 +555,7 @@ def norm_kinds():
 def main():
     torch.set_default_dtype(F64)
     os.makedirs(OUT_DIR, exist_ok=True)
-    for family in (elementwise, reduce, matmul, softmax, shape, loss, embedding, norms, norm_kinds):
+    for family in (elementwise, reduce, matmul, softmax, attention, shape, loss, embedding, norms, norm_kinds):
         family()
 
 

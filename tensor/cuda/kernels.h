@@ -74,6 +74,11 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ig
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, float dloss,
                               int ignore_index);
 
+// ---- fused attention (tensor/cuda/attention.cu), head dims up to 128
+AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal);
+AttentionGrads attention_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& out, const Tensor& lse, float scale, bool causal);
+
 // ---- matmul through cuBLAS (tensor/cuda/matmul.cu)
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);
 // C (M, N) = A (M, K) @ B (K, N), row-major contiguous device pointers: one direct

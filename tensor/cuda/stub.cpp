@@ -65,6 +65,14 @@ Tensor cross_entropy_backward(const Tensor&, const Tensor&, const Tensor&, float
   NL_NO_CUDA("cross_entropy_backward");
 }
 
+AttentionForward attention_forward(const Tensor&, const Tensor&, const Tensor&, float, bool) {
+  NL_NO_CUDA("attention_forward");
+}
+AttentionGrads attention_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                  const Tensor&, float, bool) {
+  NL_NO_CUDA("attention_backward");
+}
+
 Tensor matmul(const Tensor&, const Tensor&, bool, bool) { NL_NO_CUDA("matmul"); }
 void sgemm_direct(const float*, const float*, float*, int64_t, int64_t, int64_t) { NL_NO_CUDA("sgemm_direct"); }
 

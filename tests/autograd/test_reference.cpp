@@ -11,7 +11,7 @@
 //   near zero, where relative error means nothing: gelu's 1 + tanh(u) and the
 //   derivatives 1 - tanh^2 cancel in float32 (ulp of 1 is 6e-8, then multiplied by
 //   |x| and an O(1) upstream gradient).
-// - reductions, matmul, softmax, loss, norms: rtol 1e-4. A float32 sum of n terms
+// - reductions, matmul, softmax, attention, loss, norms: rtol 1e-4. A float32 sum of n terms
 //   errs by up to ~n ulps in the worst case (n here up to 1000 for one row). atol 1e-5
 //   covers entries that are differences of O(10..100) numbers: a log-softmax of
 //   logits near 100 (ulp 7.6e-6), the gradient of a variance whose row mean sits at 100.
@@ -228,6 +228,16 @@ TEST_CASE("reference softmax", "[reference]") {
       {"causal_softmax", [](const RefCase&, const Inputs& in) { return one(ag::softmax(ag::causal_mask(in("x")))); }},
   };
   run_family("softmax.txt", ops, kReduction);
+}
+
+TEST_CASE("reference attention", "[reference][attention]") {
+  OpTable ops{
+      {"attention",
+       [](const RefCase& c, const Inputs& in) {
+         return one(ag::attention(in("q"), in("k"), in("v"), c.attr_float("scale"), c.attr_bool("causal")));
+       }},
+  };
+  run_family("attention.txt", ops, kReduction);
 }
 
 TEST_CASE("reference shape", "[reference]") {
