@@ -5,15 +5,15 @@
 # (0 = the embedding output entering block 1, l = the stream leaving block l).
 # Usage: scripts/plot_depth.sh OUT.png "TITLE" INIT.csv END.csv
 set -euo pipefail
+# shellcheck source=scripts/plot_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/plot_common.sh"
 [ $# -eq 4 ] || { echo "usage: $0 OUT.png TITLE INIT.csv END.csv" >&2; exit 2; }
 png=$1 title=$2 init=$3 end=$4
-for f in "$init" "$end"; do [ -f "$f" ] || { echo "plot_depth: $f not found" >&2; exit 2; }; done
-command -v gnuplot >/dev/null || { echo "plot_depth: gnuplot is missing (apt-get install gnuplot-nox)" >&2; exit 2; }
-cols=$(head -1 "$init" | tr ',' ' ' | wc -w)
+for f in "$init" "$end"; do plot_need_file plot_depth "$f"; done
+plot_need_gnuplot plot_depth
+cols=$(plot_columns "$init")
 gnuplot <<GP
-set terminal pngcairo size 1200,520 noenhanced font ",10"
-set output "$png"
-set datafile separator ","
+$(plot_preamble 1200 520 10 "$png")
 set logscale y
 set format y "%.0e"
 set grid

@@ -6,15 +6,15 @@
 # The CSV: a header "bytes,<variant>,<variant>_lo,<variant>_hi,..." then one row per size.
 # Usage: scripts/plot_regime.sh OUT.png REL.csv
 set -euo pipefail
+# shellcheck source=scripts/plot_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/plot_common.sh"
 [ $# -eq 2 ] || { echo "usage: $0 OUT.png REL.csv" >&2; exit 2; }
 png=$1 csv=$2
-[ -f "$csv" ] || { echo "plot_regime: $csv not found" >&2; exit 2; }
-command -v gnuplot >/dev/null || { echo "plot_regime: gnuplot is missing (apt-get install gnuplot-nox)" >&2; exit 2; }
-variants=$(( ($(head -1 "$csv" | tr ',' ' ' | wc -w) - 1) / 3 ))
+plot_need_file plot_regime "$csv"
+plot_need_gnuplot plot_regime
+variants=$(( ($(plot_columns "$csv") - 1) / 3 ))
 gnuplot <<GP
-set terminal pngcairo size 900,560 noenhanced font ",10"
-set output "$png"
-set datafile separator ","
+$(plot_preamble 900 560 10 "$png")
 set datafile missing "nan"
 set logscale x
 set format x "%.0s%cB"
