@@ -147,19 +147,49 @@ void with_threads(int threads, Fn fn) {
 
 bool same_bits(const Tensor& a, const Tensor& b) { return a.to_vector() == b.to_vector(); }
 
+// The inputs of a LayerNorm or RMSNorm test of case k, drawn from gen in this order:
+// x, gamma, beta, and for a backward test dy.
+struct NormInputs {
+  Tensor x, gamma, beta, dy;
+};
+
+NormInputs norm_inputs(Generator& gen, const Case& k, bool with_dy) {
+  NormInputs in;
+  in.x = gen.normal({k.N, k.C}, k.mean, k.std);
+  in.gamma = params(gen, k.C, 1.0f, 0.5f);
+  in.beta = params(gen, k.C, 0.0f, 0.5f);
+  if (with_dy) in.dy = gen.normal({k.N, k.C});
+  return in;
+}
+
+// Calls check(k, inputs) for every case k, under k's label, with inputs drawn from gen.
+void for_each_case(Generator& gen, bool with_dy, const std::function<void(const Case&, const NormInputs&)>& check) {
+  for (const Case& k : kCases) {
+    INFO(k.label);
+    check(k, norm_inputs(gen, k, with_dy));
+  }
+}
+
+// A kernel's dx, dgamma and dbeta against central differences of its double reference
+// ref(x, gamma, beta), the output contracted with dy.
+void check_against_fd(const NormInputs& in, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta,
+                      const std::function<Vec(const Vec&, const Vec&, const Vec&)>& ref) {
+  Vec xd = to_double(in.x), gd = to_double(in.gamma), bd = to_double(in.beta), r = to_double(in.dy);
+  check_near("dx", dx, fd_grad([&](const Vec& v) { return ref(v, gd, bd); }, xd, r), 1e-5);
+  check_near("dgamma", dgamma, fd_grad([&](const Vec& v) { return ref(xd, v, bd); }, gd, r), 1e-5);
+  check_near("dbeta", dbeta, fd_grad([&](const Vec& v) { return ref(xd, gd, v); }, bd, r), 1e-5);
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ LayerNorm
 
 TEST_CASE("layernorm kernel forward matches a double-precision reference", "[norms]") {
   Generator gen(11);
-  for (const Case& k : kCases) {
-    INFO(k.label);
-    Tensor x = gen.normal({k.N, k.C}, k.mean, k.std);
-    Tensor gamma = params(gen, k.C, 1.0f, 0.5f), beta = params(gen, k.C, 0.0f, 0.5f);
-    auto out = layernorm_forward(x, gamma, beta, 1e-5f);
-    Vec xd = to_double(x);
-    check_near("y", out.y, ref_layernorm(xd, to_double(gamma), to_double(beta), k.N, k.C, 1e-5), 1e-5);
+  for_each_case(gen, false, [](const Case& k, const NormInputs& in) {
+    auto out = layernorm_forward(in.x, in.gamma, in.beta, 1e-5f);
+    Vec xd = to_double(in.x);
+    check_near("y", out.y, ref_layernorm(xd, to_double(in.gamma), to_double(in.beta), k.N, k.C, 1e-5), 1e-5);
     Vec mu(k.N), rstd(k.N);
     for (int64_t n = 0; n < k.N; ++n) {
       mu[n] = mean_of(&xd[n * k.C], k.C);
@@ -167,7 +197,7 @@ TEST_CASE("layernorm kernel forward matches a double-precision reference", "[nor
     }
     check_near("mean", out.mean, mu, 1e-6);
     check_near("rstd", out.rstd, rstd, 1e-6);
-  }
+  });
 }
 
 TEST_CASE("layernorm kernel on a constant row gives beta (variance 0, eps keeps it finite)", "[norms]") {
@@ -180,24 +210,13 @@ TEST_CASE("layernorm kernel on a constant row gives beta (variance 0, eps keeps 
 
 TEST_CASE("layernorm kernel backward matches finite differences of the reference", "[norms]") {
   Generator gen(12);
-  for (const Case& k : kCases) {
-    INFO(k.label);
-    const int64_t N = k.N, C = k.C;
-    Tensor x = gen.normal({N, C}, k.mean, k.std);
-    Tensor gamma = params(gen, C, 1.0f, 0.5f), beta = params(gen, C, 0.0f, 0.5f);
-    Tensor dy = gen.normal({N, C});
-    auto fwd = layernorm_forward(x, gamma, beta, 1e-5f);
-    auto grads = layernorm_backward(dy, x, gamma, fwd.mean, fwd.rstd);
-
-    Vec xd = to_double(x), gd = to_double(gamma), bd = to_double(beta), r = to_double(dy);
-    const double eps = 1e-5;
-    check_near("dx", grads.dx,
-               fd_grad([&](const Vec& v) { return ref_layernorm(v, gd, bd, N, C, eps); }, xd, r), 1e-5);
-    check_near("dgamma", grads.dgamma,
-               fd_grad([&](const Vec& v) { return ref_layernorm(xd, v, bd, N, C, eps); }, gd, r), 1e-5);
-    check_near("dbeta", grads.dbeta,
-               fd_grad([&](const Vec& v) { return ref_layernorm(xd, gd, v, N, C, eps); }, bd, r), 1e-5);
-  }
+  for_each_case(gen, true, [](const Case& k, const NormInputs& in) {
+    auto fwd = layernorm_forward(in.x, in.gamma, in.beta, 1e-5f);
+    auto grads = layernorm_backward(in.dy, in.x, in.gamma, fwd.mean, fwd.rstd);
+    check_against_fd(in, grads.dx, grads.dgamma, grads.dbeta, [&](const Vec& x, const Vec& g, const Vec& b) {
+      return ref_layernorm(x, g, b, k.N, k.C, 1e-5);
+    });
+  });
 }
 
 TEST_CASE("layernorm kernel parameter gradients are the same bits for any thread count", "[norms]") {
@@ -232,14 +251,11 @@ TEST_CASE("layernorm kernel rejects wrong shapes and non-contiguous rows, naming
 
 TEST_CASE("rmsnorm kernel forward matches a double-precision reference, with and without beta", "[norms]") {
   Generator gen(21);
-  for (const Case& k : kCases) {
-    INFO(k.label);
-    Tensor x = gen.normal({k.N, k.C}, k.mean, k.std);
-    Tensor gamma = params(gen, k.C, 1.0f, 0.5f), beta = params(gen, k.C, 0.0f, 0.5f);
-    Vec xd = to_double(x), gd = to_double(gamma), bd = to_double(beta);
-    auto plain = rmsnorm_forward(x, gamma, Tensor(), 1e-5f);
+  for_each_case(gen, false, [](const Case& k, const NormInputs& in) {
+    Vec xd = to_double(in.x), gd = to_double(in.gamma), bd = to_double(in.beta);
+    auto plain = rmsnorm_forward(in.x, in.gamma, Tensor(), 1e-5f);
     check_near("y", plain.y, ref_rmsnorm(xd, gd, nullptr, k.N, k.C, 1e-5), 1e-5);
-    auto biased = rmsnorm_forward(x, gamma, beta, 1e-5f);
+    auto biased = rmsnorm_forward(in.x, in.gamma, in.beta, 1e-5f);
     check_near("y with beta", biased.y, ref_rmsnorm(xd, gd, &bd, k.N, k.C, 1e-5), 1e-5);
     Vec rstd(k.N);
     for (int64_t n = 0; n < k.N; ++n) {
@@ -248,30 +264,21 @@ TEST_CASE("rmsnorm kernel forward matches a double-precision reference, with and
       rstd[n] = 1.0 / std::sqrt(ms + 1e-5);
     }
     check_near("rstd", plain.rstd, rstd, 1e-6);
-  }
+  });
 }
 
 TEST_CASE("rmsnorm kernel backward matches finite differences of the reference", "[norms]") {
   Generator gen(22);
-  for (const Case& k : kCases) {
-    INFO(k.label);
-    const int64_t N = k.N, C = k.C;
-    Tensor x = gen.normal({N, C}, k.mean, k.std);
-    Tensor gamma = params(gen, C, 1.0f, 0.5f), beta = params(gen, C, 0.0f, 0.5f);
-    Tensor dy = gen.normal({N, C});
-    auto fwd = rmsnorm_forward(x, gamma, beta, 1e-5f);
-    auto grads = rmsnorm_backward(dy, x, gamma, fwd.rstd, true);
-    Vec xd = to_double(x), gd = to_double(gamma), bd = to_double(beta), r = to_double(dy);
-    check_near("dx", grads.dx,
-               fd_grad([&](const Vec& v) { return ref_rmsnorm(v, gd, &bd, N, C, 1e-5); }, xd, r), 1e-5);
-    check_near("dgamma", grads.dgamma,
-               fd_grad([&](const Vec& v) { return ref_rmsnorm(xd, v, &bd, N, C, 1e-5); }, gd, r), 1e-5);
-    check_near("dbeta", grads.dbeta,
-               fd_grad([&](const Vec& v) { return ref_rmsnorm(xd, gd, &v, N, C, 1e-5); }, bd, r), 1e-5);
-    auto no_bias = rmsnorm_backward(dy, x, gamma, fwd.rstd, false);
+  for_each_case(gen, true, [](const Case& k, const NormInputs& in) {
+    auto fwd = rmsnorm_forward(in.x, in.gamma, in.beta, 1e-5f);
+    auto grads = rmsnorm_backward(in.dy, in.x, in.gamma, fwd.rstd, true);
+    check_against_fd(in, grads.dx, grads.dgamma, grads.dbeta, [&](const Vec& x, const Vec& g, const Vec& b) {
+      return ref_rmsnorm(x, g, &b, k.N, k.C, 1e-5);
+    });
+    auto no_bias = rmsnorm_backward(in.dy, in.x, in.gamma, fwd.rstd, false);
     CHECK_FALSE(no_bias.dbeta.defined());
     CHECK(same_bits(no_bias.dx, grads.dx));
-  }
+  });
 }
 
 TEST_CASE("rmsnorm kernel parameter gradients are the same bits for any thread count", "[norms]") {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "tensor/ops.h"
@@ -31,6 +32,28 @@ std::vector<double> naive_softmax(const std::vector<float>& x, int64_t C) {
 
 Tensor to_tensor(const std::vector<double>& d, const Shape& s) {
   return Tensor::from_vector(std::vector<float>(d.begin(), d.end()), s);
+}
+
+// A backward test's case: x and dy (R, C) drawn from gen in that order, and the
+// expected dx = J^T dy by loops over each row's Jacobian, where jacobian(p, i, j) is
+// d out_i / d x_j of a row whose softmax is p (the row's C values).
+struct JacobianCase {
+  Tensor x, dy, dx;
+};
+
+JacobianCase jacobian_case(nl::Generator& gen, int64_t R, int64_t C,
+                           const std::function<double(const double* p, int64_t i, int64_t j)>& jacobian) {
+  JacobianCase k;
+  k.x = gen.normal({R, C});
+  k.dy = gen.normal({R, C});
+  auto p = naive_softmax(k.x.to_vector(), C);
+  auto g = k.dy.to_vector();
+  std::vector<double> dx(R * C, 0);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t j = 0; j < C; ++j)
+      for (int64_t i = 0; i < C; ++i) dx[r * C + j] += g[r * C + i] * jacobian(&p[r * C], i, j);
+  k.dx = to_tensor(dx, {R, C});
+  return k;
 }
 
 }  // namespace
@@ -112,36 +135,21 @@ TEST_CASE("softmax handles -inf entries and all -inf rows", "[ops]") {
 // y = softmax(x): dx_j = sum_i dy_i dy_i/dx_j = sum_i dy_i y_i (delta_ij - y_j)
 TEST_CASE("softmax_backward against the Jacobian", "[ops]") {
   nl::Generator gen(24);
-  const int64_t R = 3, C = 5;
-  Tensor x = gen.normal({R, C});
-  Tensor dy = gen.normal({R, C});
-  auto y = naive_softmax(x.to_vector(), C);
-  auto g = dy.to_vector();
-  std::vector<double> dx(R * C, 0);
-  for (int64_t r = 0; r < R; ++r)
-    for (int64_t j = 0; j < C; ++j)
-      for (int64_t i = 0; i < C; ++i)
-        dx[r * C + j] += g[r * C + i] * y[r * C + i] * ((i == j ? 1.0 : 0.0) - y[r * C + j]);
-  CHECK_CLOSE(nl::softmax_backward(nl::softmax(x), dy), to_tensor(dx, {R, C}), 1e-4, 1e-6);
+  const JacobianCase k = jacobian_case(
+      gen, 3, 5, [](const double* y, int64_t i, int64_t j) { return y[i] * ((i == j ? 1.0 : 0.0) - y[j]); });
+  CHECK_CLOSE(nl::softmax_backward(nl::softmax(k.x), k.dy), k.dx, 1e-4, 1e-6);
   // a non-contiguous upstream gradient
-  Tensor dyt = dy.transpose(0, 1).contiguous().transpose(0, 1);
+  Tensor dyt = k.dy.transpose(0, 1).contiguous().transpose(0, 1);
   REQUIRE_FALSE(dyt.is_contiguous());
-  CHECK_CLOSE(nl::softmax_backward(nl::softmax(x), dyt), to_tensor(dx, {R, C}), 1e-4, 1e-6);
+  CHECK_CLOSE(nl::softmax_backward(nl::softmax(k.x), dyt), k.dx, 1e-4, 1e-6);
 }
 
 // y = log_softmax(x): dy_i/dx_j = delta_ij - p_j, so dx_j = dy_j - p_j sum_i dy_i
 TEST_CASE("log_softmax_backward against the Jacobian", "[ops]") {
   nl::Generator gen(25);
-  const int64_t R = 4, C = 3;
-  Tensor x = gen.normal({R, C});
-  Tensor dy = gen.normal({R, C});
-  auto p = naive_softmax(x.to_vector(), C);
-  auto g = dy.to_vector();
-  std::vector<double> dx(R * C, 0);
-  for (int64_t r = 0; r < R; ++r)
-    for (int64_t j = 0; j < C; ++j)
-      for (int64_t i = 0; i < C; ++i) dx[r * C + j] += g[r * C + i] * ((i == j ? 1.0 : 0.0) - p[r * C + j]);
-  CHECK_CLOSE(nl::log_softmax_backward(nl::log_softmax(x), dy), to_tensor(dx, {R, C}), 1e-4, 1e-6);
+  const JacobianCase k =
+      jacobian_case(gen, 4, 3, [](const double* p, int64_t i, int64_t j) { return (i == j ? 1.0 : 0.0) - p[j]; });
+  CHECK_CLOSE(nl::log_softmax_backward(nl::log_softmax(k.x), k.dy), k.dx, 1e-4, 1e-6);
 }
 
 TEST_CASE("softmax rejects bad inputs", "[ops]") {
