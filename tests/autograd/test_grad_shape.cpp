@@ -21,9 +21,7 @@ namespace ag = nl::ag;
 
 namespace {
 
-using Fn = std::function<Var(const std::vector<Var>&)>;
-
-void check(const char* what, const Fn& fn, std::vector<Tensor> inputs) {
+void check(const char* what, const std::function<Var(const std::vector<Var>&)>& fn, std::vector<Tensor> inputs) {
   INFO(what);
   CHECK_GRADCHECK(nl::gradcheck(fn, inputs));
 }

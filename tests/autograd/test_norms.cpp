@@ -110,6 +110,16 @@ Tensor tokens_shape_uniform(Generator& gen, const Shape& x_shape, float lo, floa
 
 Tensor scalar1(float v) { return Tensor::from_vector({v}, {1}); }
 
+// Calls check with {x, gamma, beta} for a 2-D and a 3-D x: x N(0.5, 2), gamma N(1, 0.5)
+// and beta N(0, 0.5) along x's last axis, drawn from gen in that order.
+void for_affine_norm_inputs(Generator& gen, const std::function<void(const std::vector<Tensor>&)>& check) {
+  for (Shape shape : {Shape{4, 16}, Shape{2, 3, 8}}) {
+    INFO("shape " << to_string(shape));
+    const int64_t C = shape.back();
+    check({gen.normal(shape, 0.5f, 2.0f), gen.normal({C}, 1.0f, 0.5f), gen.normal({C}, 0.0f, 0.5f)});
+  }
+}
+
 }  // namespace
 
 // ================================================================== LayerNorm
@@ -126,14 +136,11 @@ TEST_CASE("layernorm passes gradcheck on a transposed 2-D and a 3-D input", "[no
 
 TEST_CASE("layernorm fused op equals its composite from mean, var, rsqrt (values and gradients)", "[norms]") {
   Generator gen(102);
-  for (Shape shape : {Shape{4, 16}, Shape{2, 3, 8}}) {
-    INFO("shape " << to_string(shape));
-    const int64_t C = shape.back();
-    std::vector<Tensor> in{gen.normal(shape, 0.5f, 2.0f), gen.normal({C}, 1.0f, 0.5f), gen.normal({C}, 0.0f, 0.5f)};
+  for_affine_norm_inputs(gen, [](const std::vector<Tensor>& in) {
     check_against_composite([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], v[2]); },
                             [](const std::vector<Var>& v) { return composite_layer_norm(v[0], v[1], v[2], 1e-5f); },
                             in, {"x", "gamma", "beta"}, 1);
-  }
+  });
 }
 
 TEST_CASE("layernorm records one node named layer_norm holding eps", "[norms]") {
@@ -207,10 +214,7 @@ TEST_CASE("rmsnorm passes gradcheck with and without beta", "[norms]") {
 
 TEST_CASE("rmsnorm fused op equals its composite from mean(x*x) and rsqrt (values and gradients)", "[norms]") {
   Generator gen(202);
-  for (Shape shape : {Shape{4, 16}, Shape{2, 3, 8}}) {
-    INFO("shape " << to_string(shape));
-    const int64_t C = shape.back();
-    std::vector<Tensor> in{gen.normal(shape, 0.5f, 2.0f), gen.normal({C}, 1.0f, 0.5f), gen.normal({C}, 0.0f, 0.5f)};
+  for_affine_norm_inputs(gen, [](const std::vector<Tensor>& in) {
     check_against_composite([](const std::vector<Var>& v) { return ag::rms_norm(v[0], v[1], v[2]); },
                             [](const std::vector<Var>& v) { return composite_rms_norm(v[0], v[1], v[2], 1e-5f); },
                             in, {"x", "gamma", "beta"}, 3);
@@ -218,7 +222,7 @@ TEST_CASE("rmsnorm fused op equals its composite from mean(x*x) and rsqrt (value
     check_against_composite([](const std::vector<Var>& v) { return ag::rms_norm(v[0], v[1], Var()); },
                             [](const std::vector<Var>& v) { return composite_rms_norm(v[0], v[1], Var(), 1e-5f); },
                             no_beta, {"x", "gamma"}, 4);
-  }
+  });
 }
 
 TEST_CASE("rmsnorm without beta records a node with two inputs", "[norms]") {
