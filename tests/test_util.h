@@ -53,6 +53,13 @@ inline CloseResult compare(const Tensor& actual, const Tensor& expected, double 
   return r;
 }
 
+// Restores the process-wide thread count when it leaves scope, for the tests that
+// change it (run_gpt sets it too): later tests get theirs back.
+struct ThreadCountGuard {
+  int n = num_threads();
+  ~ThreadCountGuard() { set_num_threads(n); }
+};
+
 // Token ids int32 (B, T) drawn from gen, each below vocab: a model's input in tests.
 inline Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t vocab) {
   std::vector<int32_t> v(B * T);

@@ -10,6 +10,7 @@
 #include "autograd/ops.h"
 #include "autograd/profile.h"
 #include "nn/gpt.h"
+#include "tests/nn/model_fixtures.h"
 
 using namespace nl;
 
@@ -99,15 +100,8 @@ TEST_CASE("profile: ops recorded in a scope carry its phase, and backward charge
 }
 
 TEST_CASE("profile: a GPT training step is split into the phases bench_gpt prints", "[profile]") {
-  GPTConfig c;
-  c.vocab = 32;
-  c.layers = 2;
-  c.dim = 16;
-  c.heads = 2;
-  c.context = 8;
-  c.norm.name = "ln";
   Generator gen(3);
-  GPT model(c, gen);
+  GPT model(nl::test::gpt_config(32, 2, 16, 2, 8, "ln"), gen);
   const Tensor ids = Tensor::from_ints(std::vector<int32_t>(2 * 8, 3), {2, 8});
   ProfilingOn on;
   model.loss(ids, ids).backward();

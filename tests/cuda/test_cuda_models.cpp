@@ -2,10 +2,10 @@
 // each of the five norms, built from one seed on the CPU and on the GPU, must give the
 // same loss and gradients to 1e-4 (|a - b| <= 1e-4 + 1e-4 |cpu|), and after AdamW
 // steps with clipping the same parameters. The GPU allocates nothing after its first step.
-#include "nn/gpt.h"
-#include "nn/vit.h"
 #include "tensor/allocator.h"
 #include "tests/cuda/cuda_test.h"
+#include "tests/nn/model_fixtures.h"
+#include "tests/nn/vit_fixtures.h"
 #include "train/optim/optim.h"
 
 using namespace nl;
@@ -55,15 +55,7 @@ void check_steps(Model& cpu_model, Model& gpu_model, LossFn loss_of, int steps) 
 
 // One small GPT built twice from one seed, the second moved to the GPU, both flattened.
 struct OptimizerPair {
-  static GPTConfig config() {
-    GPTConfig c;
-    c.vocab = 31;
-    c.layers = 1;
-    c.dim = 16;
-    c.heads = 2;
-    c.context = 8;
-    return c;
-  }
+  static GPTConfig config() { return gpt_config(31, 1, 16, 2, 8, "ln"); }
   Generator g1{3}, g2{3};
   GPT cpu_model{config(), g1}, gpu_model{config(), g2};
   FlatParameters cpu_flat, gpu_flat;
@@ -80,13 +72,7 @@ TEST_CASE("cuda: a 2-layer GPT step agrees with the CPU for every norm", "[cuda]
   REQUIRE_GPU();
   for (const std::string norm : {"ln", "rms", "cbwc", "dyt", "bhyt"}) {
     SECTION(norm) {
-      GPTConfig c;
-      c.vocab = 67;
-      c.layers = 2;
-      c.dim = 24;
-      c.heads = 3;
-      c.context = 13;
-      c.norm.name = norm;
+      GPTConfig c = gpt_config(67, 2, 24, 3, 13, norm);
       c.dropout = norm == "ln" ? 0.1f : 0.0f;  // dropout masks are drawn on the CPU for both
       Generator g1(5), g2(5);
       GPT cpu_model(c, g1), gpu_model(c, g2);
@@ -108,15 +94,7 @@ TEST_CASE("cuda: a 2-layer ViT step agrees with the CPU for every norm", "[cuda]
   REQUIRE_GPU();
   for (const std::string norm : {"ln", "rms", "cbwc", "dyt", "bhyt"}) {
     SECTION(norm) {
-      ViTConfig c;
-      c.image = 12;
-      c.channels = 2;
-      c.patch = 4;
-      c.classes = 5;
-      c.layers = 2;
-      c.dim = 16;
-      c.heads = 2;
-      c.norm.name = norm;
+      const ViTConfig c = vit_config(12, 2, 4, 5, 2, 16, 2, norm);
       Generator g1(6), g2(6);
       ViT cpu_model(c, g1), gpu_model(c, g2);
       Generator data(78);

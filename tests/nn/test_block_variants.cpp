@@ -15,6 +15,8 @@
 #include "nn/gpt.h"
 #include "nn/norms/norms.h"
 #include "tests/nn/block_config.h"
+#include "tests/nn/capture.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_util.h"
 
 using namespace nl;
@@ -43,20 +45,6 @@ void copy_parameters(const Module& from, Module& to) {
   }
 }
 
-// Captures the tensors a probed forward reports, by (layer, site).
-struct Capture : ActivationProbe {
-  std::map<std::pair<int64_t, std::string>, Tensor> seen;
-  void record(int64_t layer, const std::string& site, const Tensor& value) override {
-    seen[{layer, site}] = value.clone();
-  }
-  const Tensor& at(int64_t layer, const std::string& site) const {
-    auto it = seen.find({layer, site});
-    INFO("site " << site << " of layer " << layer);
-    REQUIRE(it != seen.end());
-    return it->second;
-  }
-};
-
 double mean_square(const Tensor& t) {
   double s = 0;
   auto v = t.to_vector();
@@ -78,15 +66,7 @@ std::vector<double> token_rms(const Tensor& t) {
 }
 
 GPTConfig tiny_gpt(const std::string& norm, const std::string& block, int64_t layers) {
-  GPTConfig c;
-  c.vocab = 16;
-  c.layers = layers;
-  c.dim = 8;
-  c.heads = 2;
-  c.context = 4;
-  c.norm.name = norm;
-  c.block = block;
-  return c;
+  return gpt_config(16, layers, 8, 2, 4, norm, block);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "autograd/norms.h"
 #include "autograd/ops.h"
 #include "nn/fold.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_util.h"
 
 using namespace nl;
@@ -99,13 +100,7 @@ int count_ops(const Var& v, const std::string& op) {
 }
 
 GPTConfig small_gpt(const std::string& norm, float dropout = 0.0f) {
-  GPTConfig c;
-  c.vocab = 19;
-  c.layers = 2;
-  c.dim = 16;
-  c.heads = 4;
-  c.context = 8;
-  c.norm.name = norm;
+  GPTConfig c = nl::test::gpt_config(19, 2, 16, 4, 8, norm);
   c.dropout = dropout;
   return c;
 }

@@ -10,24 +10,18 @@
 
 #include "nn/gpt.h"
 #include "tensor/ops.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_util.h"
 #include "train/gpt/sampling.h"
 
 using namespace nl;
+using nl::test::random_ids;
 using Catch::Contains;
 
 namespace {
 
 GPTConfig config_for(const std::string& norm, const std::string& block) {
-  GPTConfig c;
-  c.vocab = 40;
-  c.layers = 2;
-  c.dim = 24;
-  c.heads = 3;
-  c.context = 16;
-  c.norm.name = norm;
-  c.block = block;
-  return c;
+  return nl::test::gpt_config(40, 2, 24, 3, 16, norm, block);
 }
 
 // Moves every parameter off its initialisation (zero biases, unit gains), where a
@@ -35,12 +29,6 @@ GPTConfig config_for(const std::string& norm, const std::string& block) {
 void perturb(GPT& model, Generator& gen) {
   for (auto& [name, p] : model.named_parameters())
     p.value().copy_from(nl::add(p.value(), gen.normal(p.shape(), 0.0f, 0.1f)));
-}
-
-Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t vocab) {
-  std::vector<int32_t> v(B * T);
-  for (auto& id : v) id = (int32_t)gen.below((uint32_t)vocab);
-  return Tensor::from_ints(v, {B, T});
 }
 
 }  // namespace

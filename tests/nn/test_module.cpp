@@ -10,6 +10,7 @@
 
 #include "autograd/ops.h"
 #include "nn/gpt.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_util.h"
 
 using namespace nl;
@@ -19,14 +20,7 @@ using Catch::Contains;
 namespace {
 
 GPTConfig small_config(const std::string& norm, int64_t layers = 2) {
-  GPTConfig c;
-  c.vocab = 16;
-  c.layers = layers;
-  c.dim = 16;
-  c.heads = 2;
-  c.context = 8;
-  c.norm.name = norm;
-  return c;
+  return nl::test::gpt_config(16, layers, 16, 2, 8, norm);
 }
 
 std::vector<std::string> names_of(const Module& m) {
@@ -118,15 +112,8 @@ TEST_CASE("module parameter count of the tiny demo config, by hand", "[nn]") {
       {"ln", 834304}, {"cbwc", 834304}, {"rms", 833152}, {"dyt", 834313}, {"bhyt", 833161}, {"bhyt-exact", 833161}};
   for (const auto& [norm, n] : counts) {
     INFO("norm " << norm);
-    GPTConfig c;
-    c.vocab = 256;
-    c.layers = 4;
-    c.dim = 128;
-    c.heads = 4;
-    c.context = 64;
-    c.norm.name = norm;
     Generator gen(3);
-    GPT model(c, gen);
+    GPT model(nl::test::gpt_config(256, 4, 128, 4, 64, norm), gen);
     CHECK(model.num_parameters() == n);
     int64_t sum = 0;
     for (auto& p : model.parameters()) sum += p.value().numel();

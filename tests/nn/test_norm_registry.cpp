@@ -37,6 +37,8 @@
 #include "tensor/ops.h"
 #include "tensor/threads.h"
 #include "tests/nn/block_config.h"
+#include "tests/nn/capture.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/nn/vit_fixtures.h"
 #include "tests/param_gradcheck.h"
 #include "tests/test_files.h"
@@ -123,11 +125,7 @@ struct GPTFixture {
   Generator gen{77};
   std::unique_ptr<GPT> model;
   explicit GPTFixture(const NormKind& kind, int64_t layers = 2) {
-    config.vocab = 32;
-    config.layers = layers;
-    config.dim = 16;
-    config.heads = 2;
-    config.context = 8;
+    config = gpt_config(32, layers, 16, 2, 8, kind.name);
     config.norm = config_of(kind);
     model = std::make_unique<GPT>(config, gen);
     perturb(*model, gen);
@@ -321,41 +319,22 @@ void vit_forward_and_backward(const NormKind& kind) {
   }
 }
 
-// run_gpt sets the process-wide thread count; later tests get theirs back.
-struct KeepThreads {
-  int n = num_threads();
-  ~KeepThreads() { set_num_threads(n); }
-};
-
 void resume_equals_straight_run(const NormKind& kind) {
   const char* fortunes = "/usr/share/games/fortunes";
   if (!fs::is_directory(fortunes)) {
     WARN("skipped: " << fortunes << " is missing (apt-get install fortunes)");
     return;
   }
-  KeepThreads keep;
+  ThreadCountGuard keep;
   TempDir tmp;
   auto run = [&](const std::string& dir, int64_t stop_after, bool resume) {
     GPTRunConfig c;
-    c.model.layers = 1;
-    c.model.dim = 16;
-    c.model.heads = 2;
-    c.model.context = 8;
+    c.model = gpt_config(256, 1, 16, 2, 8, kind.name);
     c.model.norm = config_of(kind);
-    c.batch = 2;
-    c.steps = 6;
-    c.warmup = 2;
-    c.lr = 3e-3f;
-    c.eval_every = 3;
-    c.eval_batches = 1;
-    c.eval_batch_size = 2;
-    c.sample_bytes = 8;
-    c.data_dir = fortunes;
-    c.out_dir = dir;
-    c.quiet = true;
-    c.threads = 1;
-    c.stop_after = stop_after;
-    c.resume = resume;
+    c.batch = 2, c.steps = 6, c.warmup = 2, c.lr = 3e-3f;
+    c.eval_every = 3, c.eval_batches = 1, c.eval_batch_size = 2, c.sample_bytes = 8;
+    c.data_dir = fortunes, c.out_dir = dir, c.quiet = true, c.threads = 1;
+    c.stop_after = stop_after, c.resume = resume;
     return run_gpt(c);
   };
   const GPTRunResult straight = run(tmp.sub("A"), -1, false);
@@ -413,14 +392,6 @@ void causal(const NormKind& kind) {
     CHECK_CLOSE(l2.slice(0, 0, 1), logits.slice(0, 0, 1), 0, 1e-6);
   }
 }
-
-// Keeps what the model reports, for comparison with the statistics' rows.
-struct Capture : ActivationProbe {
-  std::map<std::pair<int64_t, std::string>, Tensor> seen;
-  void record(int64_t layer, const std::string& site, const Tensor& value) override {
-    seen[{layer, site}] = value.clone();
-  }
-};
 
 void activation_statistics(const NormKind& kind) {
   GPTFixture f(kind);

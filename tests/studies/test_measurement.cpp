@@ -7,6 +7,7 @@
 
 #include "studies/instruments/measurement.h"
 #include "studies/instruments/regime_metrics.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_util.h"
 
 using namespace nl;
@@ -17,9 +18,7 @@ using nlohmann::json;
 namespace {
 
 GPTConfig small(const std::string& norm) {
-  GPTConfig c;
-  c.vocab = 32, c.layers = 2, c.dim = 16, c.heads = 2, c.context = 8;
-  c.norm.name = norm;
+  GPTConfig c = nl::test::gpt_config(32, 2, 16, 2, 8, norm);
   if (norm == "dyt") {
     c.norm.set("dyt-alpha0", 2.0f);
     c.emb_scale0 = 40.0f;  // a partly saturated tanh

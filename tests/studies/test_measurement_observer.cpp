@@ -10,7 +10,9 @@
 #include "studies/instruments/measurement_observer.h"
 #include "tensor/threads.h"
 #include "tests/needs.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_files.h"
+#include "tests/test_util.h"
 
 using namespace nl;
 using namespace nl::test;
@@ -20,24 +22,18 @@ namespace {
 
 GPTRunConfig tiny_dyt(const std::string& dir) {
   GPTRunConfig c;
-  c.model.layers = 2, c.model.dim = 16, c.model.heads = 2, c.model.context = 8;
-  c.model.norm.name = "dyt";
+  c.model = gpt_config(256, 2, 16, 2, 8, "dyt");
   c.batch = 4, c.steps = 8, c.warmup = 2, c.eval_every = 4, c.eval_batches = 1, c.eval_batch_size = 4;
   c.sample_bytes = 0, c.threads = 1, c.quiet = true, c.out_dir = dir;
   return c;
 }
-
-struct KeepThreads {
-  int n = num_threads();
-  ~KeepThreads() { set_num_threads(n); }
-};
 
 }  // namespace
 
 TEST_CASE("measure-at: records at the asked steps; a resumed run continues the file exactly",
           "[measure][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
-  KeepThreads keep;
+  ThreadCountGuard keep;
   TempDir tmp;
   const MeasureAtSettings at{{3, 8}, 1};
   run_gpt(tiny_dyt(tmp.sub("A")), measurement_observer(at));

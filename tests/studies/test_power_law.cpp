@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "nn/gpt.h"
+#include "tests/nn/model_fixtures.h"
 #include "studies/instruments/power_law.h"
 #include "tests/studies/known_matrices.h"
 
@@ -142,11 +143,8 @@ TEST_CASE("Gaussian random matrices of aspect ratio 2 and 4 are a poor power law
 }
 
 TEST_CASE("htsr_alphas fits every 2-D parameter of a GPT by name; too few eigenvalues are skipped", "[htsr]") {
-  GPTConfig c;
-  c.vocab = 40, c.layers = 2, c.dim = 16, c.heads = 2, c.context = 12;
-  c.norm.name = "ln";
   Generator gen(5);
-  GPT model(c, gen);
+  GPT model(nl::test::gpt_config(40, 2, 16, 2, 12, "ln"), gen);
   std::vector<std::pair<std::string, Tensor>> matrices;
   for (const auto& [name, p] : model.named_parameters())
     if (p.value().dim() == 2) matrices.emplace_back(name, p.value());

@@ -11,6 +11,7 @@
 
 #include "tensor/random.h"
 #include "tests/needs.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_files.h"
 #include "tests/test_util.h"
 #include "studies/instruments/act_stats.h"
@@ -25,13 +26,7 @@ using Catch::Contains;
 namespace {
 
 GPTConfig small_dyt(float emb_scale0) {
-  GPTConfig c;
-  c.vocab = 32;
-  c.layers = 2;
-  c.dim = 16;
-  c.heads = 2;
-  c.context = 8;
-  c.norm.name = "dyt";
+  GPTConfig c = nl::test::gpt_config(32, 2, 16, 2, 8, "dyt");
   c.norm.set("dyt-alpha0", 2.0f);
   c.emb_scale0 = emb_scale0;
   return c;
@@ -129,13 +124,8 @@ TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict
   GPTRunConfig c;
   c.model = small_dyt(4.0f);
   c.model.vocab = 256;  // bytes
-  c.batch = 2;
-  c.steps = 6;
-  c.eval_every = 3;
-  c.eval_batches = 1;
-  c.threads = 1;
-  c.quiet = true;
-  c.out_dir = dir.sub("run");
+  c.batch = 2, c.steps = 6, c.eval_every = 3, c.eval_batches = 1;
+  c.threads = 1, c.quiet = true, c.out_dir = dir.sub("run");
   const ScreenResult r = screen_dyt(c, 3, 2);
   CHECK(r.steps == 3);
   REQUIRE(r.saturation.sites.size() == 5);
