@@ -1,12 +1,14 @@
 // Plain-loop references in double for the layer tests (tests/nn/test_layers.cpp,
-// test_vit.cpp): the linear, GELU, LayerNorm and multi-head attention written out
-// element by element, for the library's fused and batched versions to be checked against.
+// test_vit.cpp, test_bhyt_block.cpp, ...): the linear, GELU, LayerNorm, row statistics,
+// multi-head attention and the ||W_V W_O||_F^2 of BHyT's c_attn written out element by
+// element, for the library's fused and batched versions to be checked against.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "nn/attention.h"
 #include "tensor/tensor.h"
 
 namespace nl::test {
@@ -75,19 +77,71 @@ inline std::vector<double> attention_naive(const std::vector<double>& x, int64_t
   return linear_naive(cat, B * T, C, Wo, bo, C);
 }
 
-// LayerNorm over rows of width C (biased variance, eps 1e-5)
-inline std::vector<double> layernorm_naive(const std::vector<double>& x, int64_t C, const std::vector<double>& g,
-                                  const std::vector<double>& b) {
-  std::vector<double> y(x.size());
-  for (size_t r = 0; r < x.size() / C; ++r) {
+struct RowMoments {
+  double mean = 0, var = 0;
+};
+
+// The mean and biased variance of each row of width C: sum, divide, then the squared
+// deviations from that mean
+inline std::vector<RowMoments> row_moments(const std::vector<double>& x, int64_t C) {
+  std::vector<RowMoments> out(x.size() / C);
+  for (size_t r = 0; r < out.size(); ++r) {
     double mu = 0, var = 0;
     for (int64_t i = 0; i < C; ++i) mu += x[r * C + i];
     mu /= (double)C;
     for (int64_t i = 0; i < C; ++i) var += (x[r * C + i] - mu) * (x[r * C + i] - mu);
-    var /= (double)C;
-    for (int64_t i = 0; i < C; ++i) y[r * C + i] = g[i] * (x[r * C + i] - mu) / std::sqrt(var + 1e-5) + b[i];
+    out[r] = {mu, var / (double)C};
+  }
+  return out;
+}
+
+// LayerNorm over rows of width C (biased variance, eps 1e-5)
+inline std::vector<double> layernorm_naive(const std::vector<double>& x, int64_t C, const std::vector<double>& g,
+                                  const std::vector<double>& b) {
+  std::vector<double> y(x.size());
+  const std::vector<RowMoments> m = row_moments(x, C);
+  for (size_t r = 0; r < m.size(); ++r)
+    for (int64_t i = 0; i < C; ++i)
+      y[r * C + i] = g[i] * (x[r * C + i] - m[r].mean) / std::sqrt(m[r].var + 1e-5) + b[i];
+  return y;
+}
+
+// BHyT* by hand with the statistics of the rows of `stats` applied to the rows of `h`:
+// gamma tanh(lambda h / (kappa sqrt(s^2 + added_var + eps) + |mu|)), mu and s^2 of
+// stats. h = stats and added_var = 0 is the exact BHyT* of h; stats the block input and
+// added_var = c_attn lambda1^2 / kappa^2 the block-level approximation of site 2.
+inline std::vector<double> bhyt_by_hand(const std::vector<double>& stats, const std::vector<double>& h, int64_t C,
+                                        const std::vector<double>& gamma, double lambda, double kappa, double eps,
+                                        double added_var = 0) {
+  std::vector<double> y(h.size());
+  const std::vector<RowMoments> m = row_moments(stats, C);
+  for (size_t r = 0; r < m.size(); ++r) {
+    const double denom = kappa * std::sqrt(m[r].var + added_var + eps) + std::fabs(m[r].mean);
+    for (int64_t e = 0; e < C; ++e) y[r * C + e] = gamma[e] * std::tanh(lambda * h[r * C + e] / denom);
   }
   return y;
+}
+
+// The exact BHyT* of the rows of x
+inline std::vector<double> bhyt_by_hand(const std::vector<double>& x, int64_t C, const std::vector<double>& gamma,
+                                        double lambda, double kappa, double eps) {
+  return bhyt_by_hand(x, x, C, gamma, lambda, kappa, eps);
+}
+
+// ||W_V W_O||_F^2 of an attention layer in the x W convention, by loops over its Linear
+// weights (out, in): W_V = rows [2C, 3C) of the qkv weight, and entry (i, j) of
+// Wv^T Wo^T is sum_k Wv[k][i] Wo[j][k]
+inline double frobenius2_by_hand(const SelfAttention& attn) {
+  const int64_t C = attn.dim;
+  auto wqkv = to_d(attn.qkv->weight.value()), wo = to_d(attn.proj->weight.value());
+  double f = 0;
+  for (int64_t i = 0; i < C; ++i)
+    for (int64_t j = 0; j < C; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < C; ++k) s += wqkv[(2 * C + k) * C + i] * wo[j * C + k];
+      f += s * s;
+    }
+  return f;
 }
 
 }  // namespace nl::test

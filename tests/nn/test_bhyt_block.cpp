@@ -15,62 +15,17 @@
 #include "autograd/ops.h"
 #include "nn/gpt.h"
 #include "nn/norms/norms.h"
+#include "tests/nn/bhyt_fixtures.h"
 #include "tests/nn/block_config.h"
+#include "tests/nn/capture.h"
+#include "tests/nn/model_fixtures.h"
+#include "tests/nn/naive_layers.h"
 #include "tests/test_util.h"
 
 using namespace nl;
 using namespace nl::test;
 
 namespace {
-
-struct Capture : ActivationProbe {
-  std::map<std::pair<int64_t, std::string>, Tensor> seen;
-  void record(int64_t layer, const std::string& site, const Tensor& value) override {
-    seen[{layer, site}] = value.clone();
-  }
-  const Tensor& at(int64_t layer, const std::string& site) const {
-    auto it = seen.find({layer, site});
-    INFO("site " << site << " of layer " << layer);
-    REQUIRE(it != seen.end());
-    return it->second;
-  }
-};
-
-std::vector<double> to_d(const Tensor& t) {
-  std::vector<double> out;
-  for (float v : t.to_vector()) out.push_back(v);
-  return out;
-}
-
-// BHyT*(x) per token by hand: gamma * tanh(lambda x / (kappa sqrt(s^2 + eps) + |mu|))
-std::vector<double> bhyt_by_hand(const std::vector<double>& x, int64_t C, const std::vector<double>& gamma,
-                                 double lambda, double kappa, double eps) {
-  std::vector<double> y(x.size());
-  for (size_t r = 0; r < x.size() / C; ++r) {
-    double mu = 0, var = 0;
-    for (int64_t e = 0; e < C; ++e) mu += x[r * C + e];
-    mu /= (double)C;
-    for (int64_t e = 0; e < C; ++e) var += (x[r * C + e] - mu) * (x[r * C + e] - mu);
-    var /= (double)C;
-    const double denom = kappa * std::sqrt(var + eps) + std::fabs(mu);
-    for (int64_t e = 0; e < C; ++e) y[r * C + e] = gamma[e] * std::tanh(lambda * x[r * C + e] / denom);
-  }
-  return y;
-}
-
-// ||W_V W_O||_F^2 in the x W convention, from the Linear weights (out, in), by loops
-double frobenius2_by_hand(const SelfAttention& attn) {
-  const int64_t C = attn.dim;
-  auto wqkv = to_d(attn.qkv->weight.value()), wo = to_d(attn.proj->weight.value());
-  double f = 0;
-  for (int64_t i = 0; i < C; ++i)
-    for (int64_t j = 0; j < C; ++j) {
-      double s = 0;
-      for (int64_t k = 0; k < C; ++k) s += wqkv[(2 * C + k) * C + i] * wo[j * C + k];
-      f += s * s;
-    }
-  return f;
-}
 
 double variance(const std::vector<double>& v) {
   double m = 0, s = 0;
@@ -122,12 +77,7 @@ TEST_CASE("bhyt block: outputs are bounded by |gamma|; site 1 by |gamma| tanh(la
     Generator g(72), gen(73);
     Block block(block_config(C, 2, true, bhyt_config(name), 1), g);
     // large weights so that h is far outside x's range: site 2 saturates
-    block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 2.0f));
-    block.attn->proj->weight.value().copy_from(gen.normal({C, C}, 0.0f, 30.0f));
-    auto& s1 = static_cast<BHyT&>(*block.ln1);
-    auto& s2 = static_cast<BHyT&>(*block.ln2);
-    s1.lambda.value().fill_(2.0f);
-    s2.lambda.value().fill_(3.0f);
+    auto [s1, s2] = set_bhyt_attention(block, gen, 2.0f, 30.0f, 2.0f, 3.0f);
     s1.weight.value().copy_from(gen.normal({C}, 0.0f, 1.5f));
     s2.weight.value().copy_from(gen.normal({C}, 0.0f, 1.5f));
     Capture cap;
@@ -320,17 +270,9 @@ TEST_CASE("bhyt block: uniform attention over Gaussian tokens adds c_attn lambda
     block.probe = &cap;
     block.forward(Var(x));
     auto approx = to_d(cap.at(0, "site2_var_approx"));
-    std::vector<double> s1(B * T);
-    auto xd = to_d(x);
-    for (int64_t r = 0; r < B * T; ++r) {
-      double mu = 0, v = 0;
-      for (int64_t e = 0; e < C; ++e) mu += xd[r * C + e];
-      mu /= (double)C;
-      for (int64_t e = 0; e < C; ++e) v += (xd[r * C + e] - mu) * (xd[r * C + e] - mu);
-      s1[r] = v / (double)C;
-    }
+    const std::vector<RowMoments> s1 = row_moments(to_d(x), C);
     for (int64_t r = 0; r < B * T; r += 97)
-      CHECK(approx[r] - s1[r] == Approx(c_attn * lambda * lambda / (kappa * kappa)).epsilon(2e-3));
+      CHECK(approx[r] - s1[r].var == Approx(c_attn * lambda * lambda / (kappa * kappa)).epsilon(2e-3));
   }
 }
 
@@ -340,29 +282,17 @@ TEST_CASE("bhyt block lns: the approximated site 2 adds c_attn lambda1^2 / (kapp
   Generator g(84), gen(85);
   Block block(block_config(C, 2, true, bhyt_config("bhyt"), 6, "lns", l), g);
   REQUIRE(block.approximates_site2());
-  block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 0.7f));
-  block.attn->proj->weight.value().copy_from(gen.normal({C, C}, 0.0f, 0.7f));
-  auto& s1 = static_cast<BHyT&>(*block.ln1);
-  auto& s2 = static_cast<BHyT&>(*block.ln2);
-  s1.lambda.value().fill_(1.7f);
-  s2.lambda.value().fill_(0.8f);
+  auto [s1, s2] = set_bhyt_attention(block, gen, 0.7f, 0.7f, 1.7f, 0.8f);
   s2.weight.value().copy_from(add_scalar(gen.normal({C}, 0.0f, 0.3f), 1.0f));
   Tensor x = add_scalar(gen.normal({B, T, C}), 0.4f);
   const double r = 1.0 / (double)l, scale = 1.0 / std::sqrt((double)l), kappa = 10.0;
   Var h = ag::add(Var(x), block.attn->forward(ag::mul_scalar(block.ln1->forward(Var(x)), (float)scale)));
   const double c_attn = frobenius2_by_hand(*block.attn) / (double)(T * C);
   auto hv = to_d(h.value()), xd = to_d(x), g2 = to_d(s2.weight.value());
+  const std::vector<double> unscaled =
+      bhyt_by_hand(xd, hv, C, g2, 0.8, kappa, 1e-5, r * c_attn * 1.7 * 1.7 / (kappa * kappa));
   std::vector<float> site2(B * T * C);
-  for (int64_t row = 0; row < B * T; ++row) {
-    double mu = 0, var = 0;
-    for (int64_t e = 0; e < C; ++e) mu += xd[row * C + e];
-    mu /= C;
-    for (int64_t e = 0; e < C; ++e) var += (xd[row * C + e] - mu) * (xd[row * C + e] - mu);
-    var /= C;
-    const double denom = kappa * std::sqrt(var + r * c_attn * 1.7 * 1.7 / (kappa * kappa) + 1e-5) + std::fabs(mu);
-    for (int64_t e = 0; e < C; ++e)
-      site2[row * C + e] = (float)(scale * g2[e] * std::tanh(0.8 * hv[row * C + e] / denom));
-  }
+  for (int64_t i = 0; i < B * T * C; ++i) site2[i] = (float)(scale * unscaled[i]);
   Var expected = ag::add(h, block.mlp->forward(Var(Tensor::from_vector(site2, {B, T, C}))));
   CHECK_CLOSE(block.forward(Var(x)).value(), expected.value(), 1e-5, 1e-6);
 }
@@ -389,14 +319,7 @@ TEST_CASE("bhyt block peri: no approximation, site 2 is the exact BHyT* of h", "
 TEST_CASE("bhyt lambdas: attention and MLP sites start from their own lambda, the rest from lambda0", "[nn][bhyt]") {
   for (const std::string block : {"pre", "peri"}) {
     INFO(block);
-    GPTConfig c;
-    c.vocab = 16;
-    c.layers = 2;
-    c.dim = 8;
-    c.heads = 2;
-    c.context = 4;
-    c.block = block;
-    c.norm.name = "bhyt";
+    GPTConfig c = gpt_config(16, 2, 8, 2, 4, "bhyt", block);
     c.norm.set("bhyt-lambda", 1.1f).set("bhyt-lambda-attn", 0.3f).set("bhyt-lambda-mlp", 0.7f);
     Generator gen(88);
     GPT model(c, gen);

@@ -15,7 +15,9 @@
 #include "nn/gpt.h"
 #include "tests/param_gradcheck.h"
 #include "tests/nn/naive_layers.h"
+#include "tests/nn/bhyt_fixtures.h"
 #include "tests/nn/block_config.h"
+#include "tests/nn/model_fixtures.h"
 #include "tests/test_util.h"
 #include "train/optim/optim.h"
 
@@ -25,38 +27,13 @@ using Catch::Contains;
 
 namespace {
 
-GPTConfig tiny_config(const std::string& norm) {
-  GPTConfig c;
-  c.vocab = 16;
-  c.layers = 1;
-  c.dim = 8;
-  c.heads = 2;
-  c.context = 4;
-  c.norm.name = norm;
-  return c;
-}
+GPTConfig tiny_config(const std::string& norm) { return gpt_config(16, 1, 8, 2, 4, norm); }
 
-// Moves every parameter away from its initialisation to a "trained-looking" point:
-// at init the gradients are tiny and the norms' gains and biases sit at 1 and 0, where
-// some mistakes (a swapped gain, a missing bias term) leave no trace.
+// wte and wpe N(0, 0.7), the other weights N(0, 0.25) (model_fixtures.h)
 void scramble(GPT& model, Generator& gen) {
-  for (auto& [name, p] : model.named_parameters()) {
-    Tensor& v = p.value();
-    const bool is_norm = name.find("ln") != std::string::npos;
-    const bool last = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0;
-    Tensor r;
-    if (name.find("alpha") != std::string::npos || name.find("lambda") != std::string::npos)
-      r = gen.uniform(v.shape(), 0.6f, 1.4f);
-    else if (is_norm && last)
-      r = add_scalar(gen.normal(v.shape(), 0.0f, 0.3f), 1.0f);
-    else if (is_norm || name.find("bias") != std::string::npos)
-      r = gen.normal(v.shape(), 0.0f, 0.2f);
-    else if (name.rfind("wte", 0) == 0 || name.rfind("wpe", 0) == 0)
-      r = gen.normal(v.shape(), 0.0f, 0.7f);
-    else
-      r = gen.normal(v.shape(), 0.0f, 0.25f);
-    v.copy_from(r);
-  }
+  scramble_parameters(
+      model, gen, [](const std::string& name) { return name.rfind("wte", 0) == 0 || name.rfind("wpe", 0) == 0; },
+      0.25f);
 }
 
 double loss_of(const GPT& model, const Tensor& ids, const Tensor& targets) {
@@ -233,13 +210,7 @@ TEST_CASE("gpt initialisation follows GPT-2: N(0, 0.02), projections N(0, 0.02/s
           "[nn]") {
   for (const std::string& norm : kNorms) {
     for (int64_t L : {2, 6}) {
-      GPTConfig c;
-      c.vocab = 256;
-      c.layers = L;
-      c.dim = L == 2 ? 64 : 32;
-      c.heads = 4;
-      c.context = 64;
-      c.norm.name = norm;
+      GPTConfig c = gpt_config(256, L, L == 2 ? 64 : 32, 4, 64, norm);
       c.norm.set("dyt-alpha0", 0.75f).set("bhyt-lambda", 1.25f);
       Generator gen(100 + L);
       GPT model(c, gen);
@@ -272,13 +243,7 @@ TEST_CASE("gpt initialisation follows GPT-2: N(0, 0.02), projections N(0, 0.02/s
 TEST_CASE("gpt initialisation draws normals: two thirds within one sigma", "[nn]") {
   // P(|z| < 1) = 0.6827 for a normal (0.577 for a uniform of the same std)
   Generator gen(7);
-  GPTConfig c;
-  c.vocab = 256;
-  c.layers = 1;
-  c.dim = 64;
-  c.heads = 4;
-  c.context = 16;
-  GPT model(c, gen);
+  GPT model(gpt_config(256, 1, 64, 4, 16, "ln"), gen);
   auto v = to_d(model.wte->weight.value());
   int64_t inside = 0;
   for (double x : v) inside += std::fabs(x) < 0.02;
@@ -413,10 +378,8 @@ TEST_CASE("mlp swiglu gradients with respect to the input and every parameter (g
 TEST_CASE("gpt is causal for every norm: changing a future token leaves earlier logits alone", "[nn]") {
   for (const std::string& norm : kNorms) {
     INFO("norm " << norm);
-    GPTConfig c = tiny_config(norm);
-    c.context = 8;
     Generator gen(21);
-    GPT model(c, gen);
+    GPT model(gpt_config(16, 1, 8, 2, 8, norm), gen);  // tiny_config with context 8
     scramble(model, gen);
     NoGradGuard ng;
     Tensor ids = random_ids(gen, 2, 8, 16);
@@ -536,12 +499,7 @@ TEST_CASE("gpt block bhyt: site 2 uses the block input's statistics plus c_attn 
   NormConfig nc;
   nc.name = "bhyt";
   Block block(block_config(C, 2, true, nc, 1), gen);
-  block.attn->qkv->weight.value().copy_from(gen.normal({3 * C, C}, 0.0f, 0.7f));
-  block.attn->proj->weight.value().copy_from(gen.normal({C, C}, 0.0f, 0.7f));
-  auto& s1 = static_cast<BHyT&>(*block.ln1);
-  auto& s2 = static_cast<BHyT&>(*block.ln2);
-  s1.lambda.value().fill_(1.7f);
-  s2.lambda.value().fill_(0.8f);
+  auto [s1, s2] = set_bhyt_attention(block, gen, 0.7f, 0.7f, 1.7f, 0.8f);
   s2.weight.value().copy_from(add_scalar(gen.normal({C}, 0.0f, 0.3f), 1.0f));
   const double kappa = 10.0, eps = 1e-5;
   CHECK(s1.kappa == Approx(kappa).epsilon(1e-5));
@@ -550,28 +508,10 @@ TEST_CASE("gpt block bhyt: site 2 uses the block input's statistics plus c_attn 
   Var x(xv);
   Var h = ag::add(x, block.attn->forward(block.ln1->forward(x)));
   auto hv = to_d(h.value()), xd = to_d(xv);
-  // c_attn: W_V = rows [2C, 3C) of the qkv weight (out, in); in the x W convention the
-  // product is Wv^T Wo^T, entry (i, j) = sum_k Wv[k][i] Wo[j][k]
-  auto wqkv = to_d(block.attn->qkv->weight.value()), wo = to_d(block.attn->proj->weight.value());
-  double fro2 = 0;
-  for (int64_t i = 0; i < C; ++i)
-    for (int64_t j = 0; j < C; ++j) {
-      double s = 0;
-      for (int64_t k = 0; k < C; ++k) s += wqkv[(2 * C + k) * C + i] * wo[j * C + k];
-      fro2 += s * s;
-    }
-  const double c_attn = fro2 / (double)(T * C), lambda1 = 1.7, lambda2 = 0.8;
-  auto gamma2 = to_d(s2.weight.value());
-  std::vector<double> site2(B * T * C);
-  for (int64_t r = 0; r < B * T; ++r) {
-    double mu = 0, var = 0;
-    for (int64_t e = 0; e < C; ++e) mu += xd[r * C + e];
-    mu /= C;
-    for (int64_t e = 0; e < C; ++e) var += (xd[r * C + e] - mu) * (xd[r * C + e] - mu);
-    var /= C;
-    const double denom = kappa * std::sqrt(var + c_attn * lambda1 * lambda1 / (kappa * kappa) + eps) + std::fabs(mu);
-    for (int64_t e = 0; e < C; ++e) site2[r * C + e] = gamma2[e] * std::tanh(lambda2 * hv[r * C + e] / denom);
-  }
+  // c_attn from the weights by loops (naive_layers.h)
+  const double c_attn = frobenius2_by_hand(*block.attn) / (double)(T * C), lambda1 = 1.7, lambda2 = 0.8;
+  const std::vector<double> site2 = bhyt_by_hand(xd, hv, C, to_d(s2.weight.value()), lambda2, kappa, eps,
+                                                 c_attn * lambda1 * lambda1 / (kappa * kappa));
   Var expected = ag::add(h, block.mlp->forward(Var(from_d(site2, {B, T, C}))));
   CHECK_CLOSE(block.forward(x).value(), expected.value(), 1e-5, 1e-6);
 }
@@ -692,16 +632,7 @@ TEST_CASE("gpt options: the embedding scale multiplies the stream, the final nor
 
 namespace {
 
-GPTConfig equivalence_config(const std::string& norm) {
-  GPTConfig c;
-  c.vocab = 32;
-  c.layers = 2;
-  c.dim = 16;
-  c.heads = 2;
-  c.context = 8;
-  c.norm.name = norm;
-  return c;
-}
+GPTConfig equivalence_config(const std::string& norm) { return gpt_config(32, 2, 16, 2, 8, norm); }
 
 // |a - b| <= rtol * (|b| + max |b| of the tensor): relative to the element, with a
 // floor set by the tensor's scale for the elements near zero

@@ -23,21 +23,22 @@
 #include "autograd/ops.h"
 #include "tensor/threads.h"
 #include "tests/needs.h"
+#include "tests/nn/model_fixtures.h"
+#include "tests/nn/naive_layers.h"
+#include "tests/test_files.h"
 #include "tests/test_util.h"
 #include "studies/instruments/act_stats.h"
 #include "studies/instruments/act_stats_observer.h"
 #include "train/gpt/gpt_run.h"
 
 using namespace nl;
+using nl::test::ThreadCountGuard;
+using nl::test::to_d;
+using nl::test::read_bytes;
+using nl::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<double> to_d(const Tensor& t) {
-  std::vector<double> out;
-  for (float v : t.to_vector()) out.push_back(v);
-  return out;
-}
 
 struct Expected {
   double mean = 0, var = 0, rms = 0, max_abs = 0;
@@ -72,16 +73,7 @@ void check_row(const std::vector<ActStat>& rows, int64_t layer, const std::strin
   CHECK(r->max_abs == Approx(e.max_abs).epsilon(1e-5));
 }
 
-GPTConfig tiny(const std::string& norm, int64_t layers) {
-  GPTConfig c;
-  c.vocab = 16;
-  c.layers = layers;
-  c.dim = 8;
-  c.heads = 2;
-  c.context = 6;
-  c.norm.name = norm;
-  return c;
-}
+GPTConfig tiny(const std::string& norm, int64_t layers) { return nl::test::gpt_config(16, layers, 8, 2, 6, norm); }
 
 void scramble(GPT& model, Generator& gen) {
   for (auto& [name, p] : model.named_parameters()) {
@@ -100,28 +92,6 @@ Tensor embed_by_hand(const GPT& model, const std::vector<int32_t>& ids, int64_t 
     for (int64_t e = 0; e < C; ++e) x[r * C + e] = wte[ids[r] * C + e] + wpe[(r % T) * C + e];
   return Tensor::from_vector(x, {B, T, C});
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("normlab_act_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-struct KeepThreads {
-  int n = num_threads();
-  ~KeepThreads() { set_num_threads(n); }
-};
 
 }  // namespace
 
@@ -196,14 +166,7 @@ TEST_CASE("act_stats: bhyt site-2 variances (approximated, exact) and pre-tanh s
     Var h = ag::add(x, b.attn->forward(b.ln1->forward(x)));
     auto hd = to_d(h.value());
     // c_attn = ||W_V W_O||_F^2 / (T d), by loops over the Linear weights (out, in)
-    auto wqkv = to_d(b.attn->qkv->weight.value()), wo = to_d(b.attn->proj->weight.value());
-    double fro2 = 0;
-    for (int64_t i = 0; i < C; ++i)
-      for (int64_t j = 0; j < C; ++j) {
-        double s = 0;
-        for (int64_t k = 0; k < C; ++k) s += wqkv[(2 * C + k) * C + i] * wo[j * C + k];
-        fro2 += s * s;
-      }
+    const double fro2 = nl::test::frobenius2_by_hand(*b.attn);
     const double lambda1 = s1.lambda.value().item(), lambda2 = s2.lambda.value().item();
     const double added = fro2 / (double)(T * C) * lambda1 * lambda1 / (kappa * kappa);
     std::vector<double> approx(N), exact(N), u1(N * C), u2(N * C);
@@ -358,15 +321,11 @@ TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume contin
           "c_attn cache included",
           "[act_stats][train][needs-fortunes]") {
   REQUIRE_RESOURCE(nl::test::missing_fortunes());
-  KeepThreads keep;
+  ThreadCountGuard keep;
   TempDir tmp;
   auto config = [&](const std::string& dir) {
     GPTRunConfig c;
-    c.model.layers = 2;
-    c.model.dim = 16;
-    c.model.heads = 2;
-    c.model.context = 8;
-    c.model.norm.name = "bhyt";
+    c.model = nl::test::gpt_config(256, 2, 16, 2, 8, "bhyt");
     c.model.norm.set("bhyt-refresh", 4);  // the cache is stale at the stop: resuming must restore it
     c.batch = 4;
     c.steps = 11;
