@@ -19,6 +19,17 @@ void check_block_name(const std::string& name) {
   fail("unknown block variant '", name, "' (choose one of: pre, peri, lns)");
 }
 
+const std::vector<std::string>& attention_names() {
+  static const std::vector<std::string> names = {"standard", "diff"};
+  return names;
+}
+
+void check_attention_name(const std::string& name) {
+  for (const auto& n : attention_names())
+    if (n == name) return;
+  fail("unknown attention '", name, "' (choose one of: standard, diff)");
+}
+
 Block::Block(const BlockConfig& c, Generator& gen) : config(c), fro2_cache_(NAN) {
   check_block_name(c.variant);
   const NormKind& kind = norm_kind(c.norm.name);
@@ -37,7 +48,15 @@ Block::Block(const BlockConfig& c, Generator& gen) : config(c), fro2_cache_(NAN)
   const bool cbwc = kind.centres_stream;
   // registration order gives the parameter order: pre's is ln1, attn, ln2, mlp
   ln1 = register_module("ln1", make_norm(c.norm, c.dim, NormPlace::Attention));
-  attn = register_module("attn", std::make_shared<SelfAttention>(c.dim, c.heads, c.causal, gen, proj_std, cbwc));
+  check_attention_name(c.attn);
+  if (c.attn == "diff") {
+    NL_CHECK(!kind.approximates_site2 && !kind.reports_site2, "block: --attn diff has no BHyT c_attn (", c.norm.name,
+             " needs the value and output projections of a standard attention)");
+    diff_attn = register_module("attn", std::make_shared<DiffAttention>(c.dim, c.heads, c.causal, c.layer, gen,
+                                                                        proj_std, cbwc));
+  } else {
+    attn = register_module("attn", std::make_shared<SelfAttention>(c.dim, c.heads, c.causal, gen, proj_std, cbwc));
+  }
   if (peri) ln1_out = register_module("ln1_out", make_norm(c.norm, c.dim, NormPlace::Attention));
   ln2 = register_module("ln2", make_norm(c.norm, c.dim, NormPlace::Mlp));
   mlp = register_module("mlp", std::make_shared<MLP>(c.dim, gen, proj_std, cbwc, c.mlp));
@@ -84,12 +103,14 @@ float Block::c_attn(int64_t T, float frobenius2) const {
 }
 
 Var Block::forward(const Var& x) const {
+  if (diff_attn) return forward_with(x, [this](const Var& a) { return diff_attn->forward(a); });
   return forward_with(x, [this](const Var& a) { return attn->forward(a); });
 }
 
 Var Block::forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const {
   NL_CHECK(!approx_site2_, "block: the block-level BHyT approximation depends on the sequence length and has no "
                            "key/value-cached form (generate without the cache)");
+  NL_CHECK(attn, "block: differential attention has no key/value-cached form (generate without the cache)");
   return forward_with(x, [&](const Var& a) { return attn->forward_cached(a, cache, past); });
 }
 

@@ -17,12 +17,16 @@
 //
 // With dropout p > 0 each branch output (attention, MLP) passes through dropout before
 // it is added to the stream, masks drawn from *dropout_gen, in training mode only.
+//
+// attn "diff": the attention branch is differential attention (nn/diff_attention.h),
+// diff_attn in place of attn; it has no key/value-cached form and no BHyT c_attn.
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "nn/attention.h"
+#include "nn/diff_attention.h"
 #include "nn/norms/norms.h"
 #include "nn/norms/registry.h"
 #include "nn/probe.h"
@@ -33,6 +37,10 @@ namespace nl {
 const std::vector<std::string>& block_names();
 void check_block_name(const std::string& name);
 
+// The attention kinds ("standard", "diff"), and a check that throws listing them.
+const std::vector<std::string>& attention_names();
+void check_attention_name(const std::string& name);
+
 struct BlockConfig {
   int64_t dim = 128, heads = 4;
   bool causal = true;         // the GPT's; the ViT's attention sees every token
@@ -41,6 +49,7 @@ struct BlockConfig {
   int64_t layer = 1;          // this block's 1-based index in the stack
   int64_t layers = 1;         // the stack's depth: the projections into the stream start at 0.02/sqrt(2 layers)
   std::string mlp = "gelu";   // gelu | swiglu (nn/attention.h)
+  std::string attn = "standard";  // standard | diff (attention_names)
   float dropout = 0.0f;
   Generator* dropout_gen = nullptr;  // not owned; needed when dropout > 0
 };
@@ -55,7 +64,8 @@ class Block : public Module {
   Var forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const;
 
   std::shared_ptr<Norm> ln1, ln2, ln1_out, ln2_out;  // *_out only in peri
-  std::shared_ptr<SelfAttention> attn;
+  std::shared_ptr<SelfAttention> attn;       // null with attn "diff"
+  std::shared_ptr<DiffAttention> diff_attn;  // null with attn "standard"
   std::shared_ptr<MLP> mlp;
   BlockConfig config;
   float out_scale;    // applied to every norm output: 1/sqrt(layer) in lns, else 1

@@ -784,7 +784,7 @@ std::set<std::string> check_cbwc_sites(const std::string& model_kind, const Norm
 
 void set_blocks_folded(const std::vector<std::shared_ptr<Block>>& blocks, bool folded) {
   for (const auto& block : blocks) {
-    block->attn->proj->set_folded(folded);
+    (block->attn ? block->attn->proj : block->diff_attn->proj)->set_folded(folded);
     block->mlp->proj->set_folded(folded);
   }
 }

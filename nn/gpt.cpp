@@ -16,6 +16,9 @@ void GPTConfig::validate() const {
   NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "gpt config: --dropout must lie in [0, 1), got ", dropout);
   check_norm_config(norm);
   check_mlp_name(mlp);
+  check_attention_name(attn);
+  NL_CHECK(attn != "diff" || dim % (2 * heads) == 0, "gpt config: --attn diff splits each head in two: --dim ", dim,
+           " is not divisible by 2 x --heads = ", 2 * heads);
   NL_CHECK(std::isfinite(emb_scale0) && emb_scale0 >= 0.0f, "gpt config: --emb-scale must be a number >= 0, got ",
            emb_scale0);
   if (!final_norm.empty()) norm_kind(final_norm);
@@ -27,7 +30,7 @@ GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
   wpe = register_module("wpe", std::make_shared<Embedding>(c.context, c.dim, gen));
   BlockConfig b;
   b.dim = c.dim, b.heads = c.heads, b.causal = true, b.norm = c.norm, b.variant = c.block, b.layers = c.layers;
-  b.mlp = c.mlp, b.dropout = c.dropout, b.dropout_gen = &dropout_gen;
+  b.mlp = c.mlp, b.attn = c.attn, b.dropout = c.dropout, b.dropout_gen = &dropout_gen;
   for (int64_t l = 0; l < c.layers; ++l) {
     b.layer = l + 1;
     blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
@@ -93,7 +96,7 @@ Var GPT::forward_embedded(const Var& e) const {
 
 bool GPT::supports_cache() const {
   for (const auto& block : blocks)
-    if (block->approximates_site2()) return false;
+    if (block->approximates_site2() || block->diff_attn) return false;
   return true;
 }
 

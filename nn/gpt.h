@@ -27,6 +27,7 @@ struct GPTConfig {
   // this (DyT's LLaMA recipe uses sqrt(dim)); 0: no scale, the GPT-2 embedding
   float emb_scale0 = 0.0f;
   std::string final_norm;  // the norm before the head (ln_f); empty: norm.name
+  std::string attn = "standard";  // standard | diff (differential attention, nn/diff_attention.h)
   void validate() const;  // throws naming the bad field
 };
 

@@ -106,6 +106,7 @@ std::string describe_gpt(const GPTConfig& c) {
   j["context"] = c.context;
   j["block"] = c.block;
   j["mlp"] = c.mlp;
+  j["attn"] = c.attn;
   j["emb_scale0"] = number(c.emb_scale0);
   j["final_norm"] = c.final_norm;
   describe_norm(j, c.norm, c.final_norm);
@@ -145,6 +146,7 @@ GPTConfig gpt_config_from_json(const std::string& text) {
   c.context = d.integer("context");
   d.text("block", c.block);
   d.text("mlp", c.mlp);
+  d.text("attn", c.attn);
   d.real("emb_scale0", c.emb_scale0);
   d.text("final_norm", c.final_norm);
   read_norm(d, c.norm);

@@ -16,7 +16,7 @@ Norm layers are written here from their formulas (../shared/NORMS.md), not taken
 torch.nn, so that the reference says exactly what normlab means by each of them.
 
 For the developers only (the tests need no Python). Run from anywhere:
-    /usr/bin/python3 scripts/make_reference.py        (Debian's python3-torch, torch 1.13)
+    /usr/bin/python3 scripts/make_reference.py [FAMILY...]   (Debian's python3-torch, torch 1.13)
 """
 import math
 import os
@@ -329,6 +329,45 @@ def attention():
     f.write()
 
 
+def diff_attention():
+    f = RefFile("diff_attention.txt", 23, "differential attention (Ye et al. 2025; microsoft/unilm "
+                "Diff-Transformer/multihead_diffattn.py) written out from the paper's formulas: "
+                "nn/diff_attention.h, one layer x (B, T, C) -> (B, T, C)")
+    r = f.inputs
+
+    def diff_attn(heads, layer, causal):
+        def fn(x, w_qkv, b_qkv, w_proj, b_proj, lq1, lk1, lq2, lk2):
+            b, t, c = x.shape
+            hd = c // (2 * heads)
+            q, k, v = (x @ w_qkv.T + b_qkv).split(c, dim=-1)
+            # q, k: 2H sub-heads of width hd, head h owning sub-heads 2h, 2h + 1; v: H heads of 2 hd
+            q = q.reshape(b, t, 2 * heads, hd).transpose(1, 2)
+            k = k.reshape(b, t, 2 * heads, hd).transpose(1, 2)
+            v = v.reshape(b, t, heads, 2 * hd).transpose(1, 2)
+            s = q @ k.transpose(-1, -2) * hd ** -0.5
+            if causal:
+                s = s.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+            a = torch.softmax(s, -1).reshape(b, heads, 2, t, t)
+            lambda_init = 0.8 - 0.6 * math.exp(-0.3 * (layer - 1))
+            lam = torch.exp(torch.sum(lq1 * lk1)) - torch.exp(torch.sum(lq2 * lk2)) + lambda_init
+            o = (a[:, :, 0] - lam * a[:, :, 1]) @ v
+            o = o * torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + 1e-5) * (1 - lambda_init)
+            return o.transpose(1, 2).reshape(b, t, c) @ w_proj.T + b_proj
+        return fn
+
+    # (name, B, T, C, heads, layer, causal)
+    for name, b, t, c, heads, layer, causal in [("diff_attention_causal", 2, 5, 8, 2, 3, True),
+                                                 ("diff_attention_full", 1, 4, 12, 1, 1, False)]:
+        hd = c // (2 * heads)
+        inputs = {"x": r.normal(b, t, c), "w_qkv": r.normal(3 * c, c, std=0.5), "b_qkv": r.normal(3 * c, std=0.1),
+                  "w_proj": r.normal(c, c, std=0.5), "b_proj": r.normal(c, std=0.1),
+                  "lq1": r.normal(hd, std=0.3), "lk1": r.normal(hd, std=0.3),
+                  "lq2": r.normal(hd, std=0.3), "lk2": r.normal(hd, std=0.3)}
+        f.case(name, "diff_attention", diff_attn(heads, layer, causal), inputs, list(inputs),
+               {"heads": heads, "layer": layer, "causal": causal})
+    f.write()
+
+
 def shape():
     f = RefFile("shape.txt", 5, "views and joins: reshape, transpose, permute, slice, squeeze, unsqueeze,"
                 " expand, contiguous, concat, split")
@@ -552,11 +591,21 @@ def norm_kinds():
     f.write()
 
 
+FAMILIES = (elementwise, reduce, matmul, softmax, attention, diff_attention, shape, loss, embedding, norms,
+            norm_kinds)
+
+
 def main():
+    """Every family's file, or only those named on the command line (e.g. diff_attention)."""
     torch.set_default_dtype(F64)
     os.makedirs(OUT_DIR, exist_ok=True)
-    for family in (elementwise, reduce, matmul, softmax, attention, shape, loss, embedding, norms, norm_kinds):
-        family()
+    names = {f.__name__: f for f in FAMILIES}
+    for arg in sys.argv[1:]:
+        if arg not in names:
+            sys.exit("make_reference.py: no family '%s' (one of: %s)" % (arg, ", ".join(names)))
+    for family in FAMILIES:
+        if len(sys.argv) == 1 or family.__name__ in sys.argv[1:]:
+            family()
 
 
 if __name__ == "__main__":

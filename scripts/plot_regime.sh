@@ -1,31 +1,35 @@
 #!/usr/bin/env bash
-# Plots the DyT regime study's phase diagram (regime_study writes the CSV): the relative
-# difference of DyT's validation loss against LayerNorm's, in percent, against the size
-# of the training subset (log scale), one curve per DyT variant, with the range over
-# seeds as error bars. Below zero DyT is better.
-# The CSV: a header "bytes,<variant>,<variant>_lo,<variant>_hi,..." then one row per size.
-# Usage: scripts/plot_regime.sh OUT.png REL.csv
+# Plots of the DyT regime study (regime_study writes the CSVs):
+#   LOSS.png    validation loss at the end (mean over seeds) against the training-subset
+#               size, one curve per arm; LOSS.csv: "bytes,<arm>,..." then one row per size
+#   SCREEN.png  each DyT cell's saturation |alpha x| > 2 at step 500 against DyT's change
+#               of the end loss against LN (percent), with the rule's threshold 0.43;
+#               SCREEN.csv: "saturation,percent" then one row per cell
+# Usage: scripts/plot_regime.sh LOSS.png LOSS.csv SCREEN.png SCREEN.csv
 set -euo pipefail
 # shellcheck source=scripts/plot_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/plot_common.sh"
-[ $# -eq 2 ] || { echo "usage: $0 OUT.png REL.csv" >&2; exit 2; }
-png=$1 csv=$2
-plot_need_file plot_regime "$csv"
+[ $# -eq 4 ] || { echo "usage: $0 LOSS.png LOSS.csv SCREEN.png SCREEN.csv" >&2; exit 2; }
+loss_png=$1 loss=$2 screen_png=$3 screen=$4
+plot_need_file plot_regime "$loss"
+plot_need_file plot_regime "$screen"
 plot_need_gnuplot plot_regime
-variants=$(( ($(plot_columns "$csv") - 1) / 3 ))
+cols=$(plot_columns "$loss")
 gnuplot <<GP
-$(plot_preamble 900 560 10 "$png")
-set datafile missing "nan"
-set logscale x
-set format x "%.0s%cB"
+$(plot_preamble 900 560 10 "$loss_png")
 set grid
-set key autotitle columnhead top left
-set xlabel "training subset (bytes; the same number of steps for every size)"
-set ylabel "(val loss DyT - val loss LN) / LN, %"
-set title "DyT against LayerNorm by training-set size (below 0: DyT better)"
-set xzeroaxis lw 2
-set yrange [*<0:0<*]   # always show the zero line
-plot for [i=0:$variants-1] "$csv" using 1:(column(2+3*i)):(column(3+3*i)):(column(4+3*i)) \
-       with yerrorlines lw 2 pt 7 ps 0.8 title columnhead(2+3*i)
+set logscale x
+set key autotitle columnhead outside right font ",9"
+set xlabel "training subset (bytes)"
+set ylabel "validation loss at the end (nats/byte, mean over seeds)"
+plot for [i=2:$cols] "$loss" using 1:i with linespoints lw 2 pt 7 ps 0.7
+set output "$screen_png"
+unset logscale x
+set key top left
+set xlabel "saturation |alpha x| > 2 at step 500"
+set ylabel "DyT against LN at the end (%)"
+set arrow from 0.43, graph 0 to 0.43, graph 1 nohead dt 2
+set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3
+plot "$screen" using 1:2 with points pt 7 ps 1.2 title "DyT cells"
 GP
-echo "wrote $png"
+echo "wrote $loss_png $screen_png"

@@ -66,13 +66,6 @@ Role role_of(const std::string& block, const std::string& norm) {
   return Role::Other;
 }
 
-std::string range_text(const std::vector<double>& v, const char* format) {
-  if (v.empty()) return "-";
-  const Spread s = spread_of(v);
-  if (v.size() == 1) return fmt(s.mean, format);
-  return fmt(s.mean, format) + " (" + fmt(s.min, format) + "-" + fmt(s.max, format) + ")";
-}
-
 // ---------------------------------------------------------------- the runs in results.json
 
 json run_json(const DepthRun& r, const std::string& block, const std::string& norm, bool kept) {
@@ -422,8 +415,7 @@ int depth_study_main(const std::vector<std::string>& args) {
   }
   // the report's folder must take a file before hours of training go into it
   const fs::path doc_dir = fs::path(doc).has_parent_path() ? fs::path(doc).parent_path() : fs::path(".");
-  NL_CHECK(fs::is_directory(doc_dir) && access(doc_dir.c_str(), W_OK) == 0, "--doc ", doc,
-           ": the folder is missing or not writable");
+  check_doc_folder(doc);
 
   json results;
   if (reuse) {

@@ -1,13 +1,17 @@
 #include "studies/report/study.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "studies/report/verdicts.h"
 #include "tensor/error.h"
 
 namespace nl {
@@ -47,6 +51,23 @@ std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_pa
     if (!cells[column].empty()) out.emplace_back(std::atoll(cells[0].c_str()), cells[column]);
   }
   return out;
+}
+
+std::string range_text(const std::vector<double>& v, const char* format) {
+  std::vector<double> f;
+  for (double x : v)
+    if (std::isfinite(x)) f.push_back(x);
+  if (f.empty()) return "-";
+  const Spread s = spread_of(f);
+  if (f.size() == 1) return fmt(s.mean, format);
+  return fmt(s.mean, format) + " (" + fmt(s.min, format) + "-" + fmt(s.max, format) + ")";
+}
+
+void check_doc_folder(const std::string& doc) {
+  const std::filesystem::path p(doc);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  NL_CHECK(std::filesystem::is_directory(dir) && access(dir.c_str(), W_OK) == 0, "--doc ", doc,
+           ": the folder is missing or not writable");
 }
 
 std::string today() {

@@ -28,6 +28,14 @@ std::string fmt(double v, const char* format = "%.4g");
 // (train/gpt/gpt_run.h); train_vit's val_acc is column 4.
 std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path, int column = 2);
 
+// "mean (smallest-largest)" of the finite values of a sample over seeds, printf-style
+// `format` for each; the mean alone for one value, "-" for none.
+std::string range_text(const std::vector<double>& v, const char* format);
+
+// Throws unless the report `doc` can be written: its folder exists and is writable
+// (checked before hours of training go into it).
+void check_doc_folder(const std::string& doc);
+
 // Today's date as YYYY-MM-DD, for "generated on".
 std::string today();
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "nn/attention.h"
+#include "nn/block.h"
 #include "nn/model_json.h"
 #include "nn/norms/registry.h"
 #include "tensor/error.h"
@@ -19,6 +20,9 @@ void add_gpt_model_flags(FlagParser& p, GPTConfig& m) {
   p.choice("--block", m.block, block_names(),
            "pre (Pre-LN) | peri (Peri-LN) | lns (LayerNorm Scaling: norm outputs of layer l times 1/sqrt(l))");
   p.choice("--mlp", m.mlp, mlp_names(), "gelu (fc 4C, GELU) | swiglu (gated SiLU, hidden round(8C/3))");
+  p.choice("--attn", m.attn, attention_names(),
+           "standard | diff (differential attention, Ye et al. 2025: two softmax maps subtracted with a learnt "
+           "lambda, per-head RMSNorm; --heads differential heads of 2 query/key pairs each)");
   std::vector<std::string> final_norms = {""};
   for (const NormKind& k : norm_kinds()) final_norms.push_back(k.name);
   p.choice("--final-norm", m.final_norm, final_norms, "the norm before the head (empty: --norm)");

@@ -1,0 +1,856 @@
+#include "studies/regime/regime_study.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "nn/block.h"
+#include "nn/norms/registry.h"
+#include "studies/grid/grid.h"
+#include "studies/instruments/screening.h"
+#include "studies/regime/regime_analysis.h"
+#include "studies/report/study.h"
+#include "studies/report/template.h"
+#include "studies/report/verdicts.h"
+#include "tensor/error.h"
+#include "train/data/text_data.h"
+#include "train/flags/gpt_flags.h"
+#include "train/io/files.h"
+#include "train/safety/distributed.h"
+
+namespace nl {
+namespace fs = std::filesystem;
+
+namespace {
+
+using json = nlohmann::json;
+
+const char kTemplate[] =
+#include "studies/regime/regime.md.in.h"
+    ;
+
+// The arms of issue 17, item 2. All-DyT is the paper's form: DyT at every site, the
+// final norm included, the paper's alpha0 sweep. The hybrid is this project's earlier
+// recipe (DyT blocks, a LayerNorm final norm, the embedding scale sqrt(width) of
+// docs/results/dyt_start.md), labelled as such. The paper's HardTanh has no alpha
+// (gamma clip(x, -1, 1)); ours learns an alpha, started at 1 so that it begins as the
+// paper's clip.
+const std::vector<std::string> kFullArms = {
+    "ln=--norm ln",
+    "dyt-a0.5=--norm dyt --dyt-alpha0 0.5",
+    "dyt-a1=--norm dyt --dyt-alpha0 1",
+    "dyt-a2=--norm dyt --dyt-alpha0 2",
+    "dyt-a3=--norm dyt --dyt-alpha0 3",
+    "hybrid-a2=--norm dyt --dyt-alpha0 2 --final-norm ln --emb-scale sqrt",
+    "hardtanh-a1=--norm hardtanh --hardtanh-alpha0 1",
+    "ln-drop0.1=--norm ln --dropout 0.1",
+    "ln-drop0.3=--norm ln --dropout 0.3",
+    "ln-drop0.5=--norm ln --dropout 0.5",
+    "diff=--norm ln --attn diff",
+};
+const std::vector<std::string> kSmallArms = {kFullArms[0], kFullArms[3], kFullArms[5]};
+// The paper's Llama collapse (Verma 2026: Llama + DyT, 1 of 3 seeds fails to converge;
+// a GELU MLP in place of SwiGLU rescues it): the recipe branch's Llama block with RMSNorm,
+// with all-DyT at the paper's alpha0 2, and the same without SwiGLU. These need
+// `train_gpt --block llama`; a build without it leaves them out of --grid full.
+const std::vector<std::string> kLlamaArms = {
+    "llama-rms=--block llama --norm rms",
+    "llama-dyt-a2=--block llama --norm dyt --dyt-alpha0 2",
+    "llama-dyt-a2-gelu=--block llama --norm dyt --dyt-alpha0 2 --mlp gelu",
+};
+const std::vector<std::string> kVitArms = {"ln=--norm ln", "dyt-a0.5=--norm dyt --dyt-alpha0 0.5"};
+
+// The paper's numbers (Verma 2026, as read in lucky-verma/dyt-composition-study's
+// results manifest; /work/notes/research.md): each arm's change of the validation loss
+// against LayerNorm at 5000 steps, in the data-scarce cell (64M parameters, 1M tokens,
+// about 164 passes) and the data-rich one (118M tokens, 1.4 passes).
+struct PaperArm {
+  const char* label;
+  double scarce, rich;  // percent; NaN: not in the paper
+  const char* source;
+};
+const PaperArm kPaperArms[] = {
+    {"dyt-a0.5", -33.6, 42.0, "alpha0 sweep: 1M 6.187 vs 9.319 (2 seeds); 118M +42.0 % (3 seeds)"},
+    {"dyt-a1", -34.1, 31.4, "alpha0 sweep: 1M 6.138 vs 9.319; 118M +31.4 %"},
+    {"dyt-a2", -27.3, 18.8, "phase table: 1M 6.819 vs 9.384; 118M 4.313 vs 3.631 (3 seeds)"},
+    {"dyt-a3", -20.5, 15.5, "alpha0 sweep: 1M 7.409 vs 9.319; 118M +15.5 %"},
+    {"hardtanh-a1", -33.4, 25.6, "HardTanh control: 1M 6.246 vs 9.384; 118M 4.562 vs 3.631 (no alpha)"},
+    {"ln-drop0.1", NAN, 1.2, "dropout control at 118M only: 3.676 vs 3.631"},
+    {"ln-drop0.3", NAN, 9.5, "dropout control at 118M only: 3.975"},
+    {"ln-drop0.5", NAN, 18.3, "dropout control at 118M only: 4.295 (DyT 4.313)"},
+};
+const PaperArm* paper_arm(const std::string& label) {
+  for (const PaperArm& a : kPaperArms)
+    if (label == a.label) return &a;
+  return nullptr;
+}
+
+double number(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
+
+std::string pct(double v) { return std::isfinite(v) ? fmt(v, "%+.1f") + " %" : "-"; }
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  size_t n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) s += x, ++n;
+  return n ? s / (double)n : NAN;
+}
+
+Curve curve_of(const json& a) {
+  Curve c;
+  for (const auto& p : a) c.push_back({p[0].get<int64_t>(), number(p[1])});
+  return c;
+}
+
+// ---------------------------------------------------------------- a cell's files
+
+json points(const std::string& log, int column) {
+  json out = json::array();
+  if (!fs::exists(log)) return out;
+  for (const auto& [step, text] : val_curve(log, column)) out.push_back({step, std::atof(text.c_str())});
+  return out;
+}
+
+// What the report needs of a finished GPT cell: the validation curve and the
+// instruments' summaries at step 500 and at the end (measurements.json).
+json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, json& run) {
+  run["curve"] = points(dir + "/log.csv", 2);
+  const std::string path = dir + "/measurements.json";
+  json m = fs::exists(path) ? json::parse(read_text_file(path, "measurements"), nullptr, false) : json();
+  auto summary_at = [&](int64_t step) -> json {
+    const std::string key = std::to_string(step);
+    return m.is_object() && m.contains(key) ? m[key]["summary"] : json();
+  };
+  const json s500 = summary_at(screen_step), end = summary_at(steps);
+  auto sat = [](const json& s) { return s.is_object() && s["saturation"].is_object() ? s["saturation"]["gt2"] : json(); };
+  run["sat_screen"] = sat(s500);
+  run["sat_end"] = sat(end);
+  if (end.is_object()) {
+    run["erank_end"] = end["effective_rank_mean"];
+    run["logit_variance_end"] = end["logit_variance"];
+    run["alpha_end"] = end["alpha_mean"];
+    json noise = json::object();
+    for (const auto& e : end["noise_stability"]) noise[fmt(number(e["eps"]), "%g")] = e["mean"];
+    run["noise_end"] = noise;
+  }
+  return run;
+}
+
+// ---------------------------------------------------------------- the report's view
+
+struct Run {
+  std::string model, arm;
+  int64_t size, width, seed;
+  bool llama, failed;
+  double val_end;
+  Curve curve, acc;
+  json j;
+};
+
+struct Group {  // the runs of one (model, width, size, arm) over the seeds
+  std::string model, arm;
+  int64_t size, width;
+  bool llama;
+  std::vector<Run> runs;
+  std::vector<int64_t> seeds() const {
+    std::vector<int64_t> s;
+    for (const Run& r : runs) s.push_back(r.seed);
+    return s;
+  }
+  template <class F>
+  std::vector<double> each(F f) const {
+    std::vector<double> v;
+    for (const Run& r : runs) v.push_back(f(r));
+    return v;
+  }
+};
+
+std::vector<Group> groups_of(const json& results) {
+  std::vector<Group> groups;
+  for (const json& j : results["runs"]) {
+    Run r{j["model"], j["arm"], j["size"], j["width"], j["seed"], j.value("llama", false), j["exit_code"] != 0,
+          number(j["val_end"]),
+          curve_of(j["curve"]), curve_of(j.value("acc_curve", json::array())), j};
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.model == r.model && g.arm == r.arm && g.size == r.size && g.width == r.width;
+    });
+    if (it == groups.end()) {
+      groups.push_back({r.model, r.arm, r.size, r.width, r.llama, {}});
+      it = groups.end() - 1;
+    }
+    it->runs.push_back(r);
+  }
+  return groups;
+}
+
+const Group* find_group(const std::vector<Group>& gs, const std::string& model, const std::string& arm, int64_t size,
+                        int64_t width) {
+  for (const Group& g : gs)
+    if (g.model == model && g.arm == arm && g.size == size && g.width == width) return &g;
+  return nullptr;
+}
+
+// LayerNorm's best evaluation step in a cell: the step of the minimum of its
+// seed-mean validation curve.
+int64_t best_step(const Group& ln) {
+  std::map<int64_t, std::vector<double>> at;
+  for (const Run& r : ln.runs)
+    for (const CurvePoint& p : r.curve) at[p.step].push_back(p.value);
+  Curve mean;
+  for (const auto& [step, v] : at) mean.push_back({step, mean_of(v)});
+  return overfit_of(mean).min_step;
+}
+
+std::string comparison_text(const PairedComparison& c) {
+  if (c.n == 0) return "-";
+  return pct(c.percent) + ", " + std::to_string(c.wins) + "/" + std::to_string(c.n) + " seeds lower, p = " +
+         fmt(c.p_sign, "%.3g") + ": " + paired_text(c.verdict);
+}
+
+}  // namespace
+
+std::string size_label(int64_t size) {
+  if (size < 0) return "all";
+  if (size >= 1000000 && size % 100000 == 0) return fmt((double)size / 1e6, "%g") + "M";
+  if (size >= 1000 && size % 1000 == 0 && size < 1000000) return std::to_string(size / 1000) + "K";
+  return std::to_string(size);
+}
+
+std::string RegimeCell::folder() const {
+  if (model == "vit") return "vit/" + (size < 0 ? std::string("all") : std::to_string(size)) + "/" + arm.label + "/s" +
+                             std::to_string(seed);
+  return "gpt/w" + std::to_string(width) + "/" + size_label(size) + "/" + arm.label + "/s" + std::to_string(seed);
+}
+
+std::vector<RegimeCell> regime_cells(const RegimePlan& plan) {
+  std::vector<RegimeCell> cells;
+  for (int64_t seed : plan.seeds)
+    for (int64_t size : plan.sizes)
+      for (const RunSpec& arm : plan.arms) cells.push_back({"gpt", arm, size, plan.width, seed});
+  // the width axis and the Llama arms on the smallest and the largest subset (-1, all, is the largest)
+  std::vector<int64_t> ends;
+  if (!plan.sizes.empty()) {
+    const bool has_all = std::count(plan.sizes.begin(), plan.sizes.end(), -1) > 0;
+    std::vector<int64_t> finite;
+    for (int64_t s : plan.sizes)
+      if (s > 0) finite.push_back(s);
+    if (!finite.empty()) ends.push_back(*std::min_element(finite.begin(), finite.end()));
+    const int64_t largest = has_all ? -1 : *std::max_element(finite.begin(), finite.end());
+    if (ends.empty() || ends[0] != largest) ends.push_back(largest);
+    for (int64_t seed : plan.seeds)
+      for (int64_t w : plan.widths) {
+        if (w == plan.width) continue;
+        for (int64_t size : ends)
+          for (const RunSpec& arm : plan.arms)
+            if (std::count(plan.width_arms.begin(), plan.width_arms.end(), arm.label))
+              cells.push_back({"gpt", arm, size, w, seed});
+      }
+  }
+  for (int64_t seed : plan.llama_seeds)
+    for (int64_t size : ends)
+      for (const RunSpec& arm : plan.llama_arms) cells.push_back({"gpt", arm, size, plan.width, seed, true});
+  for (int64_t seed : plan.seeds)
+    for (int64_t images : plan.vit_images)
+      for (const RunSpec& arm : plan.vit_arms) cells.push_back({"vit", arm, images, 0, seed});
+  return cells;
+}
+
+double cell_seconds(const RegimeCell& cell, int64_t steps, double gpt_step_ms, double vit_step_ms) {
+  if (cell.model == "vit") {
+    // an evaluation of the 5000 held-out images every 250 steps: about 13 steps' worth
+    const double evals = (double)steps / 250.0 * 13.0;
+    return ((double)steps + evals) * vit_step_ms / 1000.0;
+  }
+  // per token, the matrix products of L blocks of width d (12 d^2 weights each), the
+  // attention maps (2 T d per block) and the head (256 d): relative to width 128
+  auto flops = [](double d) { return 4.0 * (12.0 * d * d + 2.0 * 64.0 * d) + 256.0 * d; };
+  const double scale = flops((double)cell.width) / flops(128.0);
+  // evaluations of 10 batches of 32 every 250 steps (a forward is a third of a step),
+  // and two measurements of about 4 s (studies/instruments/measurement.h)
+  const double evals = (double)steps / 250.0 * 10.0 * 2.0 / 3.0;
+  return ((double)steps + evals) * gpt_step_ms * scale / 1000.0 + 8.0 * scale;
+}
+
+std::string render_regime_report(const json& results, bool plotted) {
+  json view = json::object();
+  for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
+  for (const char* key : {"date", "command", "out", "jobs", "threads", "cores", "cells_run", "cells_kept", "grid",
+                          "screen_step", "vit_steps", "estimate_minutes"})
+    view[key] = results[key];
+  view["minutes"] = fmt(number(results["seconds"]) / 60.0, "%.1f");
+  view["runs"] = results["runs"].size();
+  view["load_min"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).min, "%.1f");
+  view["load_max"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).max, "%.1f");
+  view["threshold"] = fmt(kScreenThreshold, "%.2f");
+  view["margin"] = fmt(kOverfitMargin, "%.2f");
+  view["plotted"] = plotted;
+  view["plot_script"] = results["plot_script"];
+  view["arms"] = results["arms"];
+  view["vit_arms"] = results["vit_arms"];
+  view["llama_arms"] = results.value("llama_arms", json::array());
+  const std::string reference = results["reference"];
+  view["reference"] = reference;
+  const int64_t steps = results["recipe"]["steps"], batch = results["recipe"]["batch"], seq = results["recipe"]["seq"];
+  const int64_t total_bytes = results["train_bytes_all"];
+  std::string seeds;
+  for (const auto& s : results["seeds"]) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s.get<int64_t>());
+  view["seeds"] = seeds;
+  view["seed_count"] = results["seeds"].size();
+
+  const std::vector<Group> groups = groups_of(results);
+  std::vector<int64_t> widths, sizes;
+  for (const Group& g : groups)
+    if (g.model == "gpt") {
+      if (!std::count(widths.begin(), widths.end(), g.width)) widths.push_back(g.width);
+      if (!std::count(sizes.begin(), sizes.end(), g.size)) sizes.push_back(g.size);
+    }
+  std::sort(widths.begin(), widths.end());
+  auto bytes_of = [&](int64_t size) { return size < 0 ? total_bytes : size; };
+  std::sort(sizes.begin(), sizes.end(), [&](int64_t a, int64_t b) { return bytes_of(a) < bytes_of(b); });
+  const int64_t smallest = sizes.empty() ? 0 : sizes.front(), largest = sizes.empty() ? 0 : sizes.back();
+  const int64_t base_width = results["recipe"]["dim"];
+
+  json size_rows = json::array(), phase = json::array(), overfit_rows = json::array(), summary = json::array();
+  json screen_rows = json::array(), instrument_rows = json::array(), paper_rows = json::array();
+  json reproduced = json::array(), not_reproduced = json::array();
+  std::vector<ScreenCell> screen;
+  int64_t dyt_cells = 0, dyt_helped = 0;
+  for (int64_t size : sizes)
+    size_rows.push_back({{"size", size_label(size)},
+                         {"bytes", bytes_of(size)},
+                         {"passes", fmt(passes(steps, batch, seq, bytes_of(size)), "%.1f")}});
+
+  for (int64_t w : widths) {
+    json tables = json::array();
+    for (int64_t size : sizes) {
+      const Group* ln = find_group(groups, "gpt", reference, size, w);
+      const int64_t ln_best = ln ? best_step(*ln) : -1;
+      json rows = json::array();
+      if (ln) {
+        const auto o = [](const Run& r) { return overfit_of(r.curve); };
+        int over = 0;
+        for (const Run& r : ln->runs) over += o(r).overfits;
+        overfit_rows.push_back(
+            {{"width", w},
+             {"size", size_label(size)},
+             {"passes", fmt(passes(steps, batch, seq, bytes_of(size)), "%.1f")},
+             {"min", range_text(ln->each([&](const Run& r) { return o(r).min_value; }), "%.4f")},
+             {"min_step", range_text(ln->each([&](const Run& r) { return (double)o(r).min_step; }), "%.0f")},
+             {"end", range_text(ln->each([&](const Run& r) { return o(r).end_value; }), "%.4f")},
+             {"rise", range_text(ln->each([&](const Run& r) { return o(r).rise(); }), "%.4f")},
+             {"overfits", std::to_string(over) + " of " + std::to_string(ln->runs.size())}});
+      }
+      for (const Group& g : groups) {
+        if (g.model != "gpt" || g.llama || g.width != w || g.size != size) continue;
+        const auto end = g.each([](const Run& r) { return r.val_end; });
+        const auto at_best = g.each([&](const Run& r) { return value_at(r.curve, ln_best); });
+        const auto mins = g.each([](const Run& r) { return overfit_of(r.curve).min_value; });
+        json row = {{"arm", g.arm},
+                    {"end", range_text(end, "%.4f")},
+                    {"min", range_text(mins, "%.4f")},
+                    {"at_best", range_text(at_best, "%.4f")},
+                    {"sat", range_text(g.each([](const Run& r) { return number(r.j["sat_screen"]); }), "%.3f")},
+                    {"vs_end", "-"},
+                    {"vs_best", "-"}};
+        int failed = 0, stuck = 0;
+        for (const Run& r : g.runs) failed += r.failed, stuck += !r.failed && r.val_end > kStuckLoss;
+        row["status"] = failed ? std::to_string(failed) + " failed" : stuck ? std::to_string(stuck) + " stuck near unigram"
+                                                                            : "ok";
+        if (ln && g.arm != reference) {
+          const auto ln_end = ln->each([](const Run& r) { return r.val_end; });
+          const auto ln_at = ln->each([&](const Run& r) { return value_at(r.curve, ln_best); });
+          const PairedComparison ce = compare_paired(g.seeds(), end, ln->seeds(), ln_end);
+          const PairedComparison cb = compare_paired(g.seeds(), at_best, ln->seeds(), ln_at);
+          row["vs_end"] = comparison_text(ce);
+          row["vs_best"] = comparison_text(cb);
+          const Run& first = g.runs.front();
+          const NormKind& kind = norm_kind(first.j["norm"]);
+          const bool dyt_like = kind.ends_bounded() && !kind.statistics && !kind.approximates_site2;
+          if (dyt_like && first.j["bounded"] == "tanh" && ce.n > 0) {
+            ++dyt_cells;
+            dyt_helped += ce.mean_diff < 0;
+            const double sat = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
+            const bool predicts = sat > kScreenThreshold, helped = ce.mean_diff < 0;
+            screen.push_back({sat, ce.percent, helped});
+            screen_rows.push_back({{"width", w},
+                                   {"size", size_label(size)},
+                                   {"arm", g.arm},
+                                   {"sat", fmt(sat, "%.3f")},
+                                   {"predicts", predicts ? "helps" : "does not help"},
+                                   {"outcome", pct(ce.percent) + " (" + paired_text(ce.verdict) + ")"},
+                                   {"right", std::isfinite(sat) ? (predicts == helped ? "right" : "wrong") : "-"}});
+          }
+          // the paper's number beside the measured one, at the two ends of the data axis
+          const PaperArm* pa = paper_arm(g.arm);
+          if (pa && w == base_width && (size == smallest || size == largest)) {
+            const bool scarce = size == smallest;
+            const double paper = scarce ? pa->scarce : pa->rich;
+            json prow = {{"arm", g.arm},
+                         {"regime", scarce ? "data-scarce" : "data-rich"},
+                         {"size", size_label(size)},
+                         {"paper", pct(paper)},
+                         {"here", comparison_text(ce)},
+                         {"source", pa->source}};
+            paper_rows.push_back(prow);
+            if (std::isfinite(paper) && ce.n > 0) {
+              const bool same_sign = (paper < 0) == (ce.percent < 0);
+              const bool settled = ce.verdict != Paired::Mixed;
+              const std::string line = g.arm + " at " + size_label(size) + " (" + (scarce ? "data-scarce" : "data-rich") +
+                                       "): paper " + pct(paper) + ", here " + comparison_text(ce);
+              (same_sign && settled ? reproduced : not_reproduced).push_back(line);
+            }
+          }
+        }
+        rows.push_back(row);
+        if (g.arm != reference) continue;
+        if (size == smallest && w == base_width) {
+          int over = 0;
+          for (const Run& r : g.runs) over += overfit_of(r.curve).overfits;
+          const std::string line = "LayerNorm over-fits on the smallest subset (" + size_label(size) + ", " +
+                                   fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes) in " +
+                                   std::to_string(over) + " of " + std::to_string(g.runs.size()) +
+                                   " seeds: minimum " + range_text(mins, "%.4f") + ", end " + range_text(end, "%.4f");
+          summary.push_back(line);
+          (over == (int)g.runs.size() ? reproduced : not_reproduced)
+              .push_back("the data-scarce regime exists (LN's validation loss rises after a minimum): " + line);
+        }
+      }
+      tables.push_back({{"size", size_label(size)},
+                        {"passes", fmt(passes(steps, batch, seq, bytes_of(size)), "%.1f")},
+                        {"ln_best", ln_best},
+                        {"rows", rows}});
+    }
+    phase.push_back({{"width", w}, {"tables", tables}});
+  }
+  for (const Group& g : groups) {
+    if (g.model != "gpt") continue;
+    auto at = [&](const char* key) {
+      return range_text(g.each([&](const Run& r) { return number(r.j.value(key, json())); }), "%.3g");
+    };
+    auto noise = [&](const char* eps) {
+      return range_text(g.each([&](const Run& r) {
+                          const json& n = r.j.value("noise_end", json());
+                          return n.is_object() && n.contains(eps) ? number(n[eps]) : NAN;
+                        }),
+                        "%.3g");
+    };
+    instrument_rows.push_back({{"width", g.width},
+                               {"size", size_label(g.size)},
+                               {"arm", g.arm},
+                               {"sat_end", at("sat_end")},
+                               {"erank", at("erank_end")},
+                               {"noise01", noise("0.01")},
+                               {"noise1", noise("0.1")},
+                               {"logit_var", at("logit_variance_end")},
+                               {"alpha", at("alpha_end")}});
+  }
+  const ScreenJudgement sj = judge_screen(screen, kScreenThreshold);
+  json sv = json::object();
+  sv["cells"] = sj.cells;
+  sv["correct"] = sj.correct;
+  sv["accuracy"] = fmt(100.0 * sj.accuracy(), "%.0f");
+  sv["ci_lo"] = fmt(100.0 * sj.accuracy_ci.lo, "%.0f");
+  sv["ci_hi"] = fmt(100.0 * sj.accuracy_ci.hi, "%.0f");
+  sv["predicted"] = sj.predicted_help;
+  sv["helped"] = sj.helped;
+  sv["spearman"] = std::isfinite(sj.spearman) ? fmt(sj.spearman, "%.2f") : "undefined (fewer than two cells or no spread)";
+  view["screen"] = sv;
+  view["screen_rows"] = screen_rows;
+  view["no_help"] = dyt_cells > 0 && dyt_helped == 0;
+  if (dyt_cells > 0) {
+    summary.push_back("Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
+                      std::to_string(results["screen_step"].get<int64_t>()) + " predicts that DyT helps): right in " +
+                      std::to_string(sj.correct) + " of " + std::to_string(sj.cells) + " DyT cells (" +
+                      fmt(100.0 * sj.accuracy(), "%.0f") + " %, Wilson 95 % interval " +
+                      fmt(100.0 * sj.accuracy_ci.lo, "%.0f") + "-" + fmt(100.0 * sj.accuracy_ci.hi, "%.0f") +
+                      " %); Spearman rank correlation of saturation with DyT's change against LN: " + sv["spearman"].get<std::string>());
+    if (dyt_helped == 0)
+      summary.push_back("**DyT helped in no cell** (its mean over seeds was above LN's everywhere), so the rule's "
+                        "claim that saturation predicts help cannot be judged here: it can only be right by "
+                        "predicting no help.");
+  }
+  for (const json& row : paper_rows) summary.push_back(row["arm"].get<std::string>() + " against " + reference + ", " +
+                                                       row["regime"].get<std::string>() + " (" +
+                                                       row["size"].get<std::string>() + "): paper " +
+                                                       row["paper"].get<std::string>() + ", here " +
+                                                       row["here"].get<std::string>());
+
+  // the Llama collapse arms: a run collapsed when it failed or ended stuck near the
+  // unigram loss (validation loss above kStuckLoss)
+  json llama_rows = json::array();
+  for (const Group& g : groups) {
+    if (!g.llama) continue;
+    auto collapsed = [](const Run& r) { return r.failed || !(r.val_end <= kStuckLoss); };
+    std::vector<double> sat_c, sat_ok, val_ok;
+    int n_c = 0;
+    for (const Run& r : g.runs) {
+      const double s = number(r.j["sat_screen"]);
+      if (collapsed(r)) ++n_c, sat_c.push_back(s);
+      else sat_ok.push_back(s), val_ok.push_back(r.val_end);
+    }
+    llama_rows.push_back({{"size", size_label(g.size)},
+                          {"arm", g.arm},
+                          {"collapsed", std::to_string(n_c) + " of " + std::to_string(g.runs.size())},
+                          {"val_ok", range_text(val_ok, "%.4f")},
+                          {"sat_collapsed", range_text(sat_c, "%.3f")},
+                          {"sat_ok", range_text(sat_ok, "%.3f")}});
+    summary.push_back("Llama collapse, " + g.arm + " on " + size_label(g.size) + ": " + std::to_string(n_c) + " of " +
+                      std::to_string(g.runs.size()) + " seeds collapsed (paper, Llama + DyT 64M: 1 of 3)");
+  }
+  view["llama_rows"] = llama_rows;
+  view["llama"] = !llama_rows.empty();
+  view["llama_note"] = results.value("llama_note", "");
+  view["stuck"] = fmt(kStuckLoss, "%.1f");
+
+  // the ViT arm: accuracy (higher is better): the paired comparison of the error rates
+  json vit_rows = json::array();
+  std::vector<int64_t> images;
+  for (const Group& g : groups)
+    if (g.model == "vit" && !std::count(images.begin(), images.end(), g.size)) images.push_back(g.size);
+  std::sort(images.begin(), images.end(), [](int64_t a, int64_t b) { return (a < 0 ? INT64_MAX : a) < (b < 0 ? INT64_MAX : b); });
+  for (int64_t n : images) {
+    const Group* ln = find_group(groups, "vit", reference, n, 0);
+    for (const Group& g : groups) {
+      if (g.model != "vit" || g.size != n) continue;
+      auto best_acc = [](const Run& r) {
+        double b = NAN;
+        for (const CurvePoint& p : r.acc) b = std::isfinite(b) ? std::max(b, p.value) : p.value;
+        return b;
+      };
+      auto end_acc = [](const Run& r) { return r.acc.empty() ? NAN : r.acc.back().value; };
+      auto err = [](std::vector<double> v) {
+        for (double& x : v) x = 1.0 - x;
+        return v;
+      };
+      json row = {{"images", n < 0 ? std::string("all") : std::to_string(n)},
+                  {"arm", g.arm},
+                  {"best", range_text(g.each(best_acc), "%.4f")},
+                  {"end", range_text(g.each(end_acc), "%.4f")},
+                  {"min_loss", range_text(g.each([](const Run& r) { return overfit_of(r.curve).min_value; }), "%.4f")},
+                  {"end_loss", range_text(g.each([](const Run& r) { return overfit_of(r.curve).end_value; }), "%.4f")},
+                  {"vs", "-"}};
+      if (ln && g.arm != reference) {
+        const PairedComparison c = compare_paired(g.seeds(), err(g.each(end_acc)), ln->seeds(), err(ln->each(end_acc)));
+        const double pp = 100.0 * (mean_of(g.each(end_acc)) - mean_of(ln->each(end_acc)));
+        row["vs"] = fmt(pp, "%+.1f") + " points, " + std::to_string(c.wins) + "/" + std::to_string(c.n) +
+                    " seeds higher, p = " + fmt(c.p_sign, "%.3g") + ": " + paired_text(c.verdict);
+        const std::string line = "ViT " + g.arm + " against " + reference + " on " + row["images"].get<std::string>() +
+                                 " images (paper, CIFAR-10 ViT-Small, one seed: DyT +8.8 points, 81.2 % vs 72.4 %): " +
+                                 row["vs"].get<std::string>();
+        summary.push_back(line);
+        (pp > 0 && c.verdict == Paired::Helps ? reproduced : not_reproduced).push_back(line);
+      }
+      vit_rows.push_back(row);
+    }
+  }
+  view["size_rows"] = size_rows;
+  view["phase"] = phase;
+  view["overfit_rows"] = overfit_rows;
+  view["instrument_rows"] = instrument_rows;
+  view["paper_rows"] = paper_rows;
+  view["vit_rows"] = vit_rows;
+  view["vit"] = !vit_rows.empty();
+  view["summary"] = summary;
+  view["reproduced"] = reproduced;
+  view["not_reproduced"] = not_reproduced;
+  view["total_bytes"] = total_bytes;
+  return render_template(kTemplate, view, "studies/regime/regime.md.in");
+}
+
+namespace {
+
+// The plots' data: the end validation loss (mean over seeds) per size and arm at the
+// base width, and each DyT cell's screen saturation against its outcome.
+void write_plot_csvs(const std::string& out, const json& results) {
+  const std::vector<Group> groups = groups_of(results);
+  const int64_t base = results["recipe"]["dim"], total = results["train_bytes_all"];
+  std::vector<std::string> arms;
+  std::set<int64_t> sizes;
+  for (const Group& g : groups)
+    if (g.model == "gpt" && !g.llama && g.width == base) {
+      if (!std::count(arms.begin(), arms.end(), g.arm)) arms.push_back(g.arm);
+      sizes.insert(g.size < 0 ? total : g.size);
+    }
+  std::string text = "bytes";
+  for (const std::string& a : arms) text += "," + a;
+  text += "\n";
+  for (int64_t s : sizes) {
+    text += std::to_string(s);
+    for (const std::string& a : arms) {
+      const Group* g = find_group(groups, "gpt", a, s == total ? -1 : s, base);
+      if (!g) g = find_group(groups, "gpt", a, s, base);
+      text += "," + (g ? fmt(mean_of(g->each([](const Run& r) { return r.val_end; })), "%.6g") : std::string("NaN"));
+    }
+    text += "\n";
+  }
+  write_text_file(out + "/regime_loss.csv", text);
+  std::string sat = "saturation,percent\n";
+  const std::string reference = results["reference"];
+  for (const Group& g : groups) {
+    if (g.model != "gpt" || g.llama || g.arm == reference) continue;
+    const Group* ln = find_group(groups, "gpt", reference, g.size, g.width);
+    const double s = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
+    if (!ln || !std::isfinite(s) || g.runs.front().j["bounded"] != "tanh") continue;
+    const PairedComparison c = compare_paired(g.seeds(), g.each([](const Run& r) { return r.val_end; }), ln->seeds(),
+                                              ln->each([](const Run& r) { return r.val_end; }));
+    if (std::isfinite(c.percent)) sat += fmt(s, "%.6g") + "," + fmt(c.percent, "%.6g") + "\n";
+  }
+  write_text_file(out + "/regime_screen.csv", sat);
+}
+
+}  // namespace
+
+int regime_study_main(const std::vector<std::string>& args) {
+  FlagParser p("regime_study",
+               "Train the GPT arms of the DyT regime study at each training-subset size, width and seed (and the ViT "
+               "arm), measure them at step 500 and at the end, and write the report. Every train_gpt flag but those "
+               "the grid sets (--seed, --train-bytes, --dim, and what an arm sets) is the recipe of every GPT run.");
+  p.omit({"--seed", "--train-bytes", "--resume", "--stop-after", "--quiet"});
+  GPTRunConfig base;
+  base.batch = 16, base.steps = 5000, base.warmup = 100, base.eval_every = 250, base.eval_batches = 10;
+  base.threads = 1;  // runs side by side, one thread each
+  base.out_dir = "runs/regime";
+  add_gpt_run_flags(p, base);
+  std::string grid = "small", reference = "ln";
+  // the lists' defaults are --grid small's (a list flag cannot be empty); --grid full
+  // replaces those not given
+  std::vector<std::string> arm_texts = kSmallArms, width_arms = {"ln", "dyt-a2"}, vit_arm_texts = kVitArms,
+                           llama_arm_texts = {"none"};
+  std::vector<int64_t> sizes = {30000, -1}, seeds = {1337, 1338, 1339}, widths = {0}, vit_images = {1000, -1},
+                       llama_seeds = {1337, 1338, 1339, 1340, 1341, 1342};
+  int64_t vit_steps = 3000, screen_step = kScreenSteps;
+  int jobs = 0;
+  bool reuse = false, dry_run = false;
+  double gpt_step_ms = 59.4, vit_step_ms = 27.2;
+  std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh";
+  p.choice("--grid", grid, {"small", "full"},
+           "small: ln, dyt-a2, hybrid-a2 on 30 KB and all, 3 seeds, the ViT arm on 1000 and all images (the default "
+           "that fits 90 minutes on 2 cores); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
+           "the ViT arm on 1000, 5000, all. The flags below replace a part of it",
+           FlagRole::Control);
+  p.list("--arms", arm_texts, "the GPT arms, LABEL=FLAGS (flags separated by spaces)");
+  p.integer_list("--sizes", sizes, -1, INT64_MAX, "training subsets in bytes (-1: all)");
+  p.integer_list("--seeds", seeds, 0, INT64_MAX, "seeds: every cell is trained once per seed");
+  p.integer_list("--widths", widths, 0, 4096,
+                 "the width axis: other widths for --width-arms on the smallest and largest subset (0: none)");
+  p.list("--width-arms", width_arms, "labels of the arms the width axis trains");
+  p.list("--vit-arms", vit_arm_texts, "the ViT arms, LABEL=FLAGS");
+  p.integer_list("--vit-images", vit_images, -1, INT64_MAX, "ViT training images (-1: all); 0 alone: no ViT arm");
+  p.list("--llama-arms", llama_arm_texts,
+         "the Llama collapse arms, LABEL=FLAGS (--grid full: llama-rms, llama-dyt-a2, llama-dyt-a2-gelu where train_gpt "
+         "has --block llama); none: no Llama arm");
+  p.integer_list("--llama-seeds", llama_seeds, 0, INT64_MAX, "the Llama arms' seeds (6: 1337-1342)");
+  p.integer("--vit-steps", vit_steps, 1, 10000000, "ViT steps of batch 128 (3000: 384 passes over 1000 images)");
+  p.integer("--screen-step", screen_step, 1, 10000000, "the step of the screen's saturation (the paper's 500)");
+  p.text("--reference", reference, "the label of the arm every other arm is compared with");
+  p.integer("--jobs", jobs, 0, 1024, "runs at a time (0: one per core)", FlagRole::Setting);
+  p.real("--gpt-step-ms", gpt_step_ms, 0.001, 1e7,
+         "--dry-run's ms per step of the width-128 GPT on one thread (59.4: docs/performance.md, tiny at 1 thread)",
+         FlagRole::Control);
+  p.real("--vit-step-ms", vit_step_ms, 0.001, 1e7,
+         "--dry-run's ms per ViT step on one thread (27.2: 4700 images/s per core, docs/results/vit.md)",
+         FlagRole::Control);
+  p.toggle("--dry-run", dry_run, "print the cells and the estimated time, and stop", FlagRole::Control);
+  p.toggle("--reuse", reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
+  p.text("--doc", doc, "the report to write (its plots go next to it)", FlagRole::Control);
+  p.text("--plot-script", plot_script, "gnuplot script for the plots (empty: none)", FlagRole::Control);
+  RegimePlan plan;
+  std::string llama_note;
+  p.check([&] {
+    const bool full = grid == "full";
+    plan.arms = parse_run_specs(full && !p.given("--arms") ? kFullArms : arm_texts);
+    plan.sizes = full && !p.given("--sizes") ? std::vector<int64_t>{30000, 100000, 300000, 1000000, -1} : sizes;
+    plan.seeds = seeds;
+    plan.widths = full && !p.given("--widths") ? std::vector<int64_t>{64, 256} : widths;
+    plan.widths.erase(std::remove(plan.widths.begin(), plan.widths.end(), 0), plan.widths.end());
+    for (int64_t w : plan.widths) NL_CHECK(w >= 8, "--widths: a width must be at least 8 (or 0: none), got ", w);
+    plan.width_arms = width_arms;
+    plan.vit_arms = parse_run_specs(vit_arm_texts);
+    plan.vit_images = full && !p.given("--vit-images") ? std::vector<int64_t>{1000, 5000, -1} : vit_images;
+    if (plan.vit_images == std::vector<int64_t>{0}) plan.vit_images.clear();
+    const auto& blocks = block_names();
+    const bool has_llama = std::count(blocks.begin(), blocks.end(), "llama") > 0;
+    if (p.given("--llama-arms")) {
+      if (llama_arm_texts != std::vector<std::string>{"none"}) plan.llama_arms = parse_run_specs(llama_arm_texts);
+    } else if (full && has_llama) {
+      plan.llama_arms = parse_run_specs(kLlamaArms);
+    } else if (full) {
+      llama_note = "The Llama collapse arms (" + std::to_string(kLlamaArms.size()) +
+                   " arms x 2 subsets x 6 seeds) were left out: this build's train_gpt has no --block llama.";
+    }
+    plan.llama_seeds = llama_seeds;
+    for (int64_t n : plan.vit_images) NL_CHECK(n != 0, "--vit-images: 0 only alone (no ViT arm)");
+    for (int64_t s : plan.sizes) NL_CHECK(s != 0, "--sizes: 0 bytes cannot be trained on");
+    plan.steps = base.steps;
+    plan.width = base.model.dim;
+    plan.vit_steps = vit_steps;
+    bool has_reference = false;
+    for (const RunSpec& a : plan.arms) has_reference = has_reference || a.label == reference;
+    NL_CHECK(has_reference, "--reference ", reference, ": no arm has that label");
+  });
+  if (!p.parse(args)) return 0;
+  const std::string out = base.out_dir;
+  const fs::path doc_dir = fs::path(doc).has_parent_path() ? fs::path(doc).parent_path() : fs::path(".");
+  const std::vector<RegimeCell> plan_cells = regime_cells(plan);
+
+  if (dry_run) {
+    double total = 0;
+    std::map<std::string, std::pair<int, double>> by_kind;
+    for (const RegimeCell& c : plan_cells) {
+      const double s = cell_seconds(c, c.model == "vit" ? plan.vit_steps : plan.steps, gpt_step_ms, vit_step_ms);
+      total += s;
+      const std::string key = c.model == "vit" ? "vit " + c.arm.label + " " + size_label(c.size) + " images"
+                                                : "gpt w" + std::to_string(c.width) + " " + size_label(c.size) + " " + c.arm.label;
+      by_kind[key].first += 1;
+      by_kind[key].second += s;
+    }
+    const int j = jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    for (const auto& [key, v] : by_kind)
+      std::printf("  %-40s %d seed(s), %.1f min each\n", key.c_str(), v.first, v.second / v.first / 60.0);
+    if (!llama_note.empty()) std::printf("%s\n", llama_note.c_str());
+    std::printf("regime study (--grid %s): %zu cells, %.0f CPU minutes at %.1f ms/step (GPT width 128) and %.1f ms/step "
+                "(ViT), about %.0f minutes at %d at a time on an idle machine\n",
+                grid.c_str(), plan_cells.size(), total / 60.0, gpt_step_ms, vit_step_ms, total / 60.0 / j, j);
+    return 0;
+  }
+  check_doc_folder(doc);
+
+  json results;
+  if (reuse) {
+    const std::string path = out + "/results.json";
+    NL_CHECK(fs::exists(path), "--reuse: no ", path, " (run the study first, without --reuse)");
+    results = json::parse(read_text_file(path, "--reuse"));
+  } else {
+    const auto start = StudyClock::now();
+    std::vector<double> loads = {load_average()};
+    const auto recipe = p.values();
+    const std::vector<std::string> own = {"threads", "grid", "arms", "sizes", "seeds", "widths", "width_arms",
+                                          "vit_arms", "vit_images", "vit_steps", "llama_arms", "llama_seeds", "screen_step", "reference", "jobs",
+                                          "dim"};
+    std::vector<GridCell> cells;
+    double estimate = 0;
+    const int64_t measure_first = std::min(screen_step, base.steps);
+    for (const RegimeCell& c : plan_cells) {
+      GridCell cell;
+      cell.label = c.model + " " + (c.model == "gpt" ? "w" + std::to_string(c.width) + " " : std::string()) +
+                   size_label(c.size) + " " + c.arm.label + " s" + std::to_string(c.seed);
+      cell.out_dir = out + "/" + c.folder();
+      const std::string seed = std::to_string(c.seed);
+      if (c.model == "gpt") {
+        cell.program = "train_gpt";
+        std::vector<std::string> skip = own;
+        for (const std::string& a : c.arm.args)
+          if (a.rfind("--", 0) == 0) skip.push_back(flag_key(a));
+        cell.args = flags_from_values(recipe, skip);
+        cell.args.insert(cell.args.end(), c.arm.args.begin(), c.arm.args.end());
+        std::string measure = std::to_string(measure_first);
+        if (base.steps != measure_first) measure += "," + std::to_string(base.steps);
+        for (const std::string& a : {std::string("--dim"), std::to_string(c.width), std::string("--seed"), seed,
+                                     std::string("--train-bytes"), std::to_string(c.size), std::string("--measure-at"),
+                                     measure})
+          cell.args.push_back(a);
+      } else {
+        cell.program = "train_vit";
+        cell.args = c.arm.args;
+        for (const std::string& a : {std::string("--steps"), std::to_string(plan.vit_steps), std::string("--eval-every"),
+                                     std::string("250"), std::string("--seed"), seed, std::string("--train-images"),
+                                     std::to_string(c.size)})
+          cell.args.push_back(a);
+      }
+      cell.cost = cell_seconds(c, c.model == "vit" ? plan.vit_steps : plan.steps, gpt_step_ms, vit_step_ms);
+      estimate += cell.cost;
+      cells.push_back(cell);
+    }
+    const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
+    GridOptions options;
+    options.jobs = jobs;
+    options.threads = base.threads;
+    options.summarize = [&](size_t i, const CellOutcome& outcome) {
+      const RegimeCell& c = plan_cells[i];
+      const json& res = outcome.result;
+      json run = {{"model", c.model}, {"arm", c.arm.label}, {"size", c.size},         {"width", c.width},
+                  {"seed", c.seed},   {"exit_code", outcome.exit_code},               {"kept", outcome.kept},
+                  {"norm", configs[i]["norm"]}, {"llama", c.llama}};
+      const NormKind& kind = norm_kind(configs[i]["norm"]);
+      run["bounded"] = kind.bounded.name;
+      const bool done = outcome.exit_code == 0 && res.is_object();
+      run["val_end"] = done ? res["val_loss"] : json();
+      run["seconds"] = done ? res["seconds"] : json();
+      if (c.model == "gpt") {
+        summarize_gpt(cells[i].out_dir, base.steps, measure_first, run);
+      } else {
+        run["curve"] = points(cells[i].out_dir + "/log.csv", 3);
+        run["acc_curve"] = points(cells[i].out_dir + "/log.csv", 4);
+      }
+      return run;
+    };
+    std::printf("regime study: %zu runs, %d at a time, %d thread(s) each (estimate %.0f CPU minutes)\n", cells.size(),
+                jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN), base.threads, estimate / 60.0);
+    std::fflush(stdout);
+    const std::vector<CellOutcome> outcomes = run_grid(cells, options);
+    if (!dist::is_lead()) return 0;  // the lead rank has every cell's summary and writes the report
+    loads.push_back(load_average());
+    results = json::object();
+    results["runs"] = json::array();
+    int64_t kept = 0;
+    for (const CellOutcome& oc : outcomes) {
+      kept += oc.kept;
+      results["runs"].push_back(oc.summary);
+    }
+    std::string command = "build/release/regime_study";
+    for (const auto& a : args)
+      if (a != "--reuse") command += " " + a;
+    results["cells_run"] = (int64_t)cells.size() - kept;
+    results["cells_kept"] = kept;
+    results["seconds"] = seconds_since(start);
+    results["estimate_minutes"] = fmt(estimate / 60.0, "%.0f");
+    results["date"] = today();
+    results["command"] = command;
+    results["grid"] = grid;
+    results["out"] = out;
+    results["jobs"] = jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    results["threads"] = base.threads;
+    results["cores"] = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    results["loads"] = loads;
+    results["recipe"] = json::parse(recipe.dump());
+    results["seeds"] = plan.seeds;
+    results["reference"] = reference;
+    results["screen_step"] = measure_first;
+    results["vit_steps"] = plan.vit_steps;
+    results["llama_note"] = llama_note;
+    results["train_bytes_all"] = (int64_t)load_fortunes(base.data_dir).train.size();
+    auto spec_rows = [](const std::vector<RunSpec>& specs) {
+      json a = json::array();
+      for (const RunSpec& v : specs) {
+        const std::string text = spec_text(v);
+        a.push_back({{"label", v.label}, {"flags", text.substr(text.find('=') + 1)}});
+      }
+      return a;
+    };
+    results["arms"] = spec_rows(plan.arms);
+    results["vit_arms"] = spec_rows(plan.vit_arms);
+    results["llama_arms"] = spec_rows(plan.llama_arms);
+    results["plot_script"] = plot_script;
+    write_text_file(out + "/results.json", results.dump(1) + "\n");
+  }
+  write_plot_csvs(out, results);
+  bool plotted = !plot_script.empty();
+  if (plotted) {
+    const std::string cmd = "bash '" + plot_script + "' '" + (doc_dir / "regime_loss.png").string() + "' '" + out +
+                            "/regime_loss.csv' '" + (doc_dir / "regime_screen.png").string() + "' '" + out +
+                            "/regime_screen.csv' > /dev/null 2>&1";
+    plotted = std::system(cmd.c_str()) == 0;
+  }
+  write_text_file(doc, render_regime_report(results, plotted));
+  std::printf("wrote %s\n", doc.c_str());
+  return 0;
+}
+
+}  // namespace nl

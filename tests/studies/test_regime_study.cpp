@@ -1,0 +1,256 @@
+// Tests of the DyT regime study (studies/regime/): its analysis functions on inputs with
+// known answers (binomial sums by hand, the Wilson interval's textbook values, hand-ranked
+// samples), the grid's cells, and regime_study run as a program on a tiny grid (every
+// section of the report, --reuse renders it again, --dry-run, bad input refused).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "nn/block.h"
+#include "studies/regime/regime_analysis.h"
+#include "studies/regime/regime_study.h"
+#include "tests/needs.h"
+#include "tests/test_files.h"
+
+using namespace nl;
+using namespace nl::test;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+TEST_CASE("regime analysis: passes over a subset", "[regime]") {
+  CHECK(passes(5000, 64, 512, 1000000) == Approx(163.84));  // the paper's 1M-token cell
+  CHECK(passes(5000, 16, 64, 30000) == Approx(170.6667).epsilon(1e-6));
+  CHECK(std::isnan(passes(10, 1, 1, 0)));
+}
+
+TEST_CASE("regime analysis: over-fitting is a rise after the minimum", "[regime]") {
+  const Curve rises = {{250, 3.0}, {500, 2.5}, {750, 2.4}, {1000, 2.6}, {1250, 2.7}};
+  const Overfit o = overfit_of(rises);
+  CHECK(o.min_value == 2.4);
+  CHECK(o.min_step == 750);
+  CHECK(o.end_value == 2.7);
+  CHECK(o.end_step == 1250);
+  CHECK(o.rise() == Approx(0.3));
+  CHECK(o.overfits);
+  // falling to the end, or rising by less than the margin, is no over-fitting
+  CHECK_FALSE(overfit_of({{1, 3.0}, {2, 2.0}, {3, 1.9}}).overfits);
+  CHECK_FALSE(overfit_of({{1, 3.0}, {2, 2.0}, {3, 2.01}}).overfits);
+  CHECK(overfit_of({{1, 3.0}, {2, 2.0}, {3, 2.01}}, 0.005).overfits);
+  // a NaN point (a diverged evaluation) is no point
+  const Overfit nan = overfit_of({{1, 3.0}, {2, NAN}});
+  CHECK(nan.end_value == 3.0);
+  CHECK_FALSE(nan.overfits);
+  CHECK(overfit_of({}).min_step == -1);
+}
+
+TEST_CASE("regime analysis: the value at LN's best step", "[regime]") {
+  const Curve c = {{250, 3.0}, {500, 2.5}, {750, 2.4}};
+  CHECK(value_at(c, 500) == 2.5);
+  CHECK(value_at(c, 600) == 2.5);  // the last point before it
+  CHECK(value_at(c, 10000) == 2.4);
+  CHECK(std::isnan(value_at(c, 100)));
+}
+
+TEST_CASE("regime analysis: the exact sign test against hand-summed binomials", "[regime]") {
+  CHECK(sign_test_p(3, 0) == Approx(0.25));     // 2 * 1/8
+  CHECK(sign_test_p(0, 3) == Approx(0.25));
+  CHECK(sign_test_p(2, 1) == Approx(1.0));      // 2 * (1 + 3)/8, capped at 1
+  CHECK(sign_test_p(5, 1) == Approx(0.21875));  // 2 * (1 + 6)/64
+  CHECK(sign_test_p(10, 2) == Approx(0.0385742188));  // 2 * (1 + 12 + 66)/4096
+  CHECK(sign_test_p(20, 0) == Approx(2.0 / 1048576.0));
+  CHECK(sign_test_p(0, 0) == 1.0);
+  CHECK(sign_test_p(600, 600) == Approx(1.0));  // large n: no overflow
+}
+
+TEST_CASE("regime analysis: paired comparisons by seed", "[regime]") {
+  // seeds 1..3: the arm lower at every seed; seed 4 only in the arm, not paired
+  const PairedComparison c = compare_paired({1, 2, 3, 4}, {1.0, 2.0, 2.5, 0.0}, {3, 1, 2}, {3.0, 1.5, 2.5});
+  CHECK(c.n == 3);
+  CHECK(c.wins == 3);
+  CHECK(c.losses == 0);
+  CHECK(c.mean_diff == Approx((-0.5 - 0.5 - 0.5) / 3.0));
+  CHECK(c.percent == Approx(100.0 * -1.5 / 7.0));
+  CHECK(c.p_sign == Approx(0.25));
+  CHECK(c.verdict == Paired::Helps);
+  CHECK(compare_paired({1, 2}, {2.0, 3.0}, {1, 2}, {1.0, 2.0}).verdict == Paired::Hurts);
+  const PairedComparison mixed = compare_paired({1, 2, 3}, {1.0, 3.0, 2.0}, {1, 2, 3}, {2.0, 2.0, 2.0});
+  CHECK(mixed.verdict == Paired::Mixed);
+  CHECK(mixed.ties == 1);
+  CHECK(mixed.p_sign == Approx(1.0));
+  // a diverged (NaN) seed is left out; no common seed: nothing to say
+  CHECK(compare_paired({1, 2}, {NAN, 1.0}, {1, 2}, {2.0, 2.0}).n == 1);
+  const PairedComparison none = compare_paired({1}, {1.0}, {2}, {1.0});
+  CHECK(none.n == 0);
+  CHECK(none.verdict == Paired::Mixed);
+  CHECK(std::isnan(none.percent));
+  CHECK_THAT(paired_text(Paired::Helps), Contains("helps"));
+  CHECK_THAT(paired_text(Paired::Hurts), Contains("hurts"));
+}
+
+TEST_CASE("regime analysis: the Wilson interval's textbook values", "[regime]") {
+  // 5 of 10: 0.2366-0.7634; 0 of 10: 0-0.2775; 10 of 10: 0.7225-1
+  const Interval half = wilson_interval(5, 10);
+  CHECK(half.lo == Approx(0.2366).margin(1e-4));
+  CHECK(half.hi == Approx(0.7634).margin(1e-4));
+  const Interval none = wilson_interval(0, 10);
+  CHECK(none.lo == Approx(0.0).margin(1e-12));
+  CHECK(none.hi == Approx(0.2775).margin(1e-4));
+  CHECK(wilson_interval(10, 10).lo == Approx(0.7225).margin(1e-4));
+  CHECK(wilson_interval(0, 0).lo == 0.0);
+  CHECK(wilson_interval(0, 0).hi == 1.0);
+}
+
+TEST_CASE("regime analysis: Spearman's rank correlation on hand-ranked samples", "[regime]") {
+  CHECK(average_ranks({10, 30, 20, 30}) == std::vector<double>{1, 3.5, 2, 3.5});
+  // x ranks 1..5, y ranks 1, 2, 3.5, 5, 3.5: r = 8 / sqrt(10 * 9.5)
+  CHECK(spearman({1, 2, 3, 4, 5}, {5, 6, 7, 8, 7}) == Approx(8.0 / std::sqrt(95.0)));
+  CHECK(spearman({1, 2, 3}, {30, 20, 10}) == Approx(-1.0));
+  CHECK(spearman({1, 2, 3}, {1, 4, 9}) == Approx(1.0));  // monotone, not linear
+  CHECK(std::isnan(spearman({1}, {2})));
+  CHECK(std::isnan(spearman({1, 2, 3}, {5, 5, 5})));
+}
+
+TEST_CASE("regime analysis: the screen judged on known cells", "[regime]") {
+  // saturations above 0.43 predict help: right, wrong (predicted help, hurt), right (no
+  // help predicted, hurt), right
+  const std::vector<ScreenCell> cells = {
+      {0.6, -20.0, true}, {0.5, 5.0, false}, {0.2, 10.0, false}, {0.45, -1.0, true}, {NAN, 3.0, false}};
+  const ScreenJudgement j = judge_screen(cells, 0.43);
+  CHECK(j.cells == 4);  // the NaN saturation is no cell
+  CHECK(j.correct == 3);
+  CHECK(j.predicted_help == 3);
+  CHECK(j.helped == 2);
+  CHECK(j.accuracy() == Approx(0.75));
+  CHECK(j.accuracy_ci.lo == Approx(wilson_interval(3, 4).lo));
+  // ranks of saturation 4, 3, 1, 2 against percent 1, 3, 4, 2: r = -4 / 5
+  CHECK(j.spearman == Approx(-0.8));
+}
+
+TEST_CASE("regime study: the grid's cells and its cost estimate", "[regime]") {
+  RegimePlan plan;
+  plan.arms = parse_run_specs({"ln=--norm ln", "dyt=--norm dyt", "drop=--norm ln --dropout 0.1"});
+  plan.sizes = {30000, 100000, -1};
+  plan.seeds = {1, 2};
+  plan.widths = {64, 128, 256};
+  plan.width_arms = {"ln", "dyt"};
+  plan.vit_arms = parse_run_specs({"ln=--norm ln"});
+  plan.vit_images = {1000, -1};
+  const std::vector<RegimeCell> cells = regime_cells(plan);
+  // 3 arms x 3 sizes x 2 seeds; widths 64 and 256 for 2 arms on 30K and all; ViT 2 x 2
+  CHECK(cells.size() == 18u + 2u * 2u * 2u * 2u + 4u);
+  CHECK(cells[0].folder() == "gpt/w128/30K/ln/s1");
+  int wide = 0;
+  for (const RegimeCell& c : cells)
+    if (c.model == "gpt" && c.width == 256) {
+      ++wide;
+      CHECK((c.size == 30000 || c.size == -1));
+      CHECK(c.arm.label != "drop");
+    }
+  CHECK(wide == 8);
+  CHECK(cells.back().folder() == "vit/all/ln/s2");
+  CHECK(size_label(30000) == "30K");
+  CHECK(size_label(1000000) == "1M");
+  CHECK(size_label(-1) == "all");
+  // the stated figure: 5000 steps of 59.4 ms plus evaluations; width 256 costs more
+  const double s128 = cell_seconds(cells[0], 5000, 59.4, 27.2);
+  CHECK(s128 > 5000 * 0.0594);
+  CHECK(s128 < 5000 * 0.0594 * 1.1);
+  RegimeCell wide_cell = cells[0];
+  wide_cell.width = 256;
+  CHECK(cell_seconds(wide_cell, 5000, 59.4, 27.2) > 3.0 * s128);
+}
+
+namespace {
+
+const std::string kStudy = ::nl::test::build_dir() + "/regime_study";
+const std::string kTiny =
+    "--arms 'ln=--norm ln,dyt-a2=--norm dyt --dyt-alpha0 2,hybrid-a2=--norm dyt --dyt-alpha0 2 --final-norm ln' "
+    "--sizes 3000,-1 --seeds 1,2 --widths 8 --width-arms ln --dim 16 --heads 2 --seq 8 --batch 2 --steps 6 "
+    "--warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --vit-images 0 --jobs 2";
+
+}  // namespace
+
+TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse renders it again",
+          "[regime][cli][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_fortunes());
+  TempDir tmp;
+  const std::string runs = tmp.sub("runs"), doc = tmp.sub("doc") + "/regime.md";
+  fs::create_directories(tmp.sub("doc"));
+  const RunResult r = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const std::string md = read_bytes(doc);
+  for (const char* needle :
+       {"## Summary", "## 1. Phase table", "### Width 16", "### Width 8", "## 2. Does LayerNorm over-fit?",
+        "## 3. The paper's numbers", "| dyt-a2 | data-scarce | 3K | -27.3 % |", "## 4. The 500-step saturation screen",
+        "Wilson 95 %", "## 5. The instruments at the end", "## 7. Llama + DyT collapse", "## 8. What reproduced", "Regenerate: `build/release/regime_study",
+        "| hybrid-a2 |", "seeds lower, p = "})
+    CHECK_THAT(md, Contains(needle));
+  CHECK(md.find("{{") == std::string::npos);
+  for (const char* file : {"measurements.json", "config.json", "result.json", "log.csv"})
+    CHECK(fs::exists(runs + "/gpt/w16/3K/dyt-a2/s2/" + std::string(file)));
+  CHECK(fs::exists(runs + "/gpt/w8/all/ln/s1/result.json"));
+  CHECK_FALSE(fs::exists(runs + "/gpt/w8/all/dyt-a2"));
+  const auto results = nlohmann::json::parse(read_bytes(runs + "/results.json"));
+  REQUIRE(results["runs"].size() == 3u * 2u * 2u + 2u * 2u);
+  for (const auto& run : results["runs"]) {
+    INFO(run.dump());
+    CHECK(run["exit_code"] == 0);
+    CHECK(run["curve"].size() == 3u);  // evaluations at steps 2, 4, 6
+    if (run["arm"] != "ln") CHECK(run["sat_screen"].is_number());
+    CHECK(run["erank_end"].is_number());
+  }
+  CHECK(fs::exists(runs + "/regime_loss.csv"));
+
+  // the same command again trains nothing; --reuse renders from results.json alone
+  const RunResult again = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
+  REQUIRE(again.code == 0);
+  CHECK_THAT(read_bytes(doc), Contains("0 trained by this invocation, 16 kept"));
+  fs::remove(doc);
+  fs::rename(runs + "/gpt", tmp.sub("moved"));
+  const RunResult reused = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc + " --reuse", tmp);
+  INFO("stderr: " << reused.err);
+  REQUIRE(reused.code == 0);
+  CHECK_THAT(read_bytes(doc), Contains("## 4. The 500-step saturation screen"));
+}
+
+TEST_CASE("regime_study --dry-run prints the cells and the estimated time, training nothing", "[regime][cli]") {
+  TempDir tmp;
+  const RunResult small = run_program(kStudy, "--dry-run --out " + tmp.sub("small"), tmp);
+  INFO("stderr: " << small.err);
+  REQUIRE(small.code == 0);
+  CHECK_THAT(small.out, Contains("30 cells") && Contains("about") && Contains("gpt w128 30K dyt-a2"));
+  const RunResult full = run_program(kStudy, "--grid full --dry-run --out " + tmp.sub("full"), tmp);
+  REQUIRE(full.code == 0);
+  // 11 arms x 5 sizes + 2 arms x 2 widths x 2 sizes, and 2 ViT arms x 3 image counts, 3 seeds
+  // each; where train_gpt has --block llama, 3 Llama arms x 2 sizes x 6 seeds
+  const auto& blocks = block_names();
+  const bool llama = std::count(blocks.begin(), blocks.end(), "llama") > 0;
+  CHECK_THAT(full.out, Contains(std::to_string(3 * (55 + 8 + 6) + (llama ? 36 : 0)) + " cells"));
+  if (!llama) CHECK_THAT(full.out, Contains("no --block llama"));
+  CHECK_FALSE(fs::exists(tmp.sub("small")));
+}
+
+TEST_CASE("regime_study: bad input is refused before any run, naming the problem", "[regime][cli]") {
+  TempDir tmp;
+  const std::string out = tmp.sub("bad");
+  for (const auto& [flags, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"--arms 'ln=--norm nope'", "nope"},
+           {"--arms 'a=--norm ln' --reference ln", "--reference"},
+           {"--sizes 0", "--sizes"},
+           {"--sizes 5", "--train-bytes"},
+           {"--vit-images 0,1000", "--vit-images"},
+           {"--arms 'ln=--norm ln,b=--bogus 1'", "unknown flag '--bogus'"},
+           {"--doc /nonexistent/dir/regime.md", "--doc"}}) {
+    const RunResult r = run_program(kStudy, kTiny + " --out " + out + " " + flags, tmp);
+    INFO(flags << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(count_lines(r.err) == 1);
+    CHECK_THAT(r.err, Contains(needle));
+    CHECK_FALSE(fs::exists(out));
+  }
+}
