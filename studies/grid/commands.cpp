@@ -1,6 +1,7 @@
 #include "studies/grid/commands.h"
 
 #include "tensor/error.h"
+#include "train/safety/limits.h"
 #include "train/flags/gpt_flags.h"
 #include "train/flags/vit_flags.h"
 
@@ -18,6 +19,21 @@ void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
          "with several MPI ranks: seconds one rank may wait for the others in one collective before it gives up "
          "(0: forever)",
          FlagRole::Setting);
+  // the run's estimate again, with what the probes add: their held-out batches and the
+  // forward over each
+  p.check([&c] {
+    std::vector<MemoryTerm> terms = gpt_run_memory(c.run);
+    const GPTConfig& m = c.run.model;
+    const double T = (double)m.context;
+    if (c.stats.every > 0)
+      terms.push_back({"--act-stats-batch " + std::to_string(c.stats.batch) + " (the activation statistics' probe)",
+                       4.0 * (double)c.stats.batch * T * (1.0 + (double)m.dim) +
+                           gpt_forward_bytes(m, c.stats.batch, false)});
+    if (c.screen)
+      terms.push_back({"--screen-batches " + std::to_string(c.screening.batches) + " (the screening's held-out batches)",
+                       8.0 * 32.0 * (double)c.screening.batches * T + gpt_forward_bytes(m, 32, false)});
+    check_memory_estimate(terms);
+  });
 }
 
 void add_train_vit_flags(FlagParser& p, TrainVitCommand& c) { add_vit_run_flags(p, c.run); }
