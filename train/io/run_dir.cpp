@@ -1,6 +1,7 @@
 #include "train/io/run_dir.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -74,7 +75,11 @@ std::string first_recipe_difference(const nlohmann::ordered_json& there, const n
   auto value = [](const nlohmann::ordered_json& j, const std::string& key) {
     if (!j.is_object() || !j.contains(key)) return std::string("unset");
     const auto& v = j[key];
-    return v.is_string() ? (v.get<std::string>().empty() ? "\"\"" : v.get<std::string>()) : v.dump();
+    if (v.is_string()) return v.get<std::string>().empty() ? std::string("\"\"") : v.get<std::string>();
+    // as the flag is written: 1 rather than 1.0
+    if (v.is_number_float() && std::fabs(v.get<double>()) < 1e15 && v.get<double>() == std::floor(v.get<double>()))
+      return std::to_string((long long)v.get<double>());
+    return v.dump();
   };
   for (const std::string& key : keys) {
     const bool a = there.is_object() && there.contains(key), b = here.is_object() && here.contains(key);
