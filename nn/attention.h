@@ -1,7 +1,8 @@
 // Multi-head self-attention with a fused qkv projection:
 //   q, k, v = split(x Wqkv^T + bqkv);  per head: softmax(q k^T / sqrt(hd) [+ causal mask]) v
 //   y = concat(heads) Wo^T + bo
-// x (B, T, C) -> (B, T, C). Causal for the GPT, not for the ViT.
+// x (B, T, C) -> (B, T, C). Causal for the GPT, not for the ViT. The per-head part is one
+// fused op (ag::attention, tensor/cpu/attention.cpp) that keeps no (T, T) tensor.
 #pragma once
 #include <string>
 #include <vector>

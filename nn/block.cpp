@@ -61,8 +61,8 @@ Var Block::norm_site(const Norm& n, const Var& x, const char* site) const {
   if (out_scale != 1.0f) y = ag::mul_scalar(y, out_scale);
   if (probe && probe->wants_detail()) {
     probe->record(config.layer - 1, site, y.value());
-    Tensor arg = n.pre_tanh(x.value());
-    if (arg.defined()) probe->record(config.layer - 1, std::string(site) + ".pre_tanh", arg);
+    Tensor arg = n.bounded_arg_value(x.value());
+    if (arg.defined()) probe->record(config.layer - 1, std::string(site) + ".bounded_arg", arg);
   }
   return y;
 }
@@ -130,7 +130,7 @@ Var Block::approximated_site2(const Var& x, const Var& h) const {
   if (probe && probe->wants_detail()) {
     const int64_t l = config.layer - 1;
     probe->record(l, "ln2", y.value());
-    probe->record(l, "ln2.pre_tanh", site2.pre_tanh_with_denom(h.value(), s.denom.value()));
+    probe->record(l, "ln2.bounded_arg", site2.pre_tanh_with_denom(h.value(), s.denom.value()));
     probe->record(l, "site2_var_approx", s.var_approx);
     probe->record(l, "site2_var_exact", var(h.value(), {-1}, false, 0));
   }

@@ -63,13 +63,23 @@ std::string key_of(const std::string& option) {
   return key;
 }
 
-// The norm and every option every kind declares, as set or by default (unset optional
-// ones left out), so that a description says everything the model was built from.
-void describe_norm(json& j, const NormConfig& n) {
+// The norm and every option its kinds declare (the blocks' and the final norm's, when
+// that is another), as set or by default (unset optional ones left out): a description
+// says everything the model was built from, and nothing only other kinds declare, so
+// that registering a kind leaves the descriptions of existing models, and with them the
+// resumption of their checkpoints, as they were.
+void describe_norm(json& j, const NormConfig& n, const std::string& final_norm = "") {
   j["norm"] = n.name;
   j["eps"] = number(n.eps);
-  for (const NormOption& o : norm_options())
+  auto declared = [&](const NormOption& option, const std::string& kind) {
+    for (const NormOption& o : norm_kind(kind).options)
+      if (o.name == option.name) return true;
+    return false;
+  };
+  for (const NormOption& o : norm_options()) {
+    if (!declared(o, n.name) && (final_norm.empty() || !declared(o, final_norm))) continue;
     if (n.has(o.name)) j[key_of(o.name)] = o.integer ? json((int64_t)n.option(o.name)) : number((float)n.option(o.name));
+  }
 }
 
 void read_norm(const Fields& d, NormConfig& n) {
@@ -98,7 +108,7 @@ std::string describe_gpt(const GPTConfig& c) {
   j["mlp"] = c.mlp;
   j["emb_scale0"] = number(c.emb_scale0);
   j["final_norm"] = c.final_norm;
-  describe_norm(j, c.norm);
+  describe_norm(j, c.norm, c.final_norm);
   return j.dump();
 }
 

@@ -6,7 +6,7 @@ set -euo pipefail
 # make test counts a test whose package is missing as skipped, naming it, never as passed.
 # `install-deps.sh mpi` adds OpenMPI for the data-parallel build (make MPI=1) and its
 # [needs-mpi] tests; the plain build never needs it.
-packages=(g++ make libopenblas-dev libopenblas-openmp-dev catch2 zlib1g-dev fortunes dataset-fashion-mnist gnuplot-nox
+packages=(g++ make libopenblas-dev libopenblas-openmp-dev liblapacke-dev catch2 zlib1g-dev libcli11-dev nlohmann-json3-dev fortunes dataset-fashion-mnist gnuplot-nox
           util-linux)
 [ "${1:-}" = mpi ] && packages+=(openmpi-bin libopenmpi-dev)
 missing=()

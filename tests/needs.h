@@ -24,6 +24,7 @@ namespace nl::test {
 constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
 // The data-parallel train_gpt of this build's flags plus MPI=1 (build/release-mpi/...)
 inline const std::string kMpiTrainGpt = NL_BUILD_DIR "-mpi/train_gpt";
+inline const std::string kMpiDepthStudy = NL_BUILD_DIR "-mpi/depth_study";
 
 // mpirun's full path (spawn_program takes no shell), "" when it is not installed.
 inline std::string mpirun_path() {
@@ -51,8 +52,9 @@ inline std::string missing_fashion_mnist() {
 
 inline std::string missing_mpi() {
   if (mpirun_path().empty()) return "mpirun is missing (apt-get install openmpi-bin libopenmpi-dev, then make MPI=1)";
-  if (!std::filesystem::exists(kMpiTrainGpt))
-    return kMpiTrainGpt + " is not built (make MPI=1 with this build's other flags builds it)";
+  for (const std::string& program : {kMpiTrainGpt, kMpiDepthStudy})
+    if (!std::filesystem::exists(program))
+      return program + " is not built (make MPI=1 with this build's other flags builds it)";
   return "";
 }
 

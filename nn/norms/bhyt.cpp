@@ -21,11 +21,12 @@ Var BHyT::forward(const Var& x) const { return ag::bhyt(x, weight, lambda, kappa
 Var BHyT::forward_with_denom(const Var& x, const Var& denom) const {
   return ag::bhyt_with_denom(x, denom, weight, lambda);
 }
-Tensor BHyT::denominator(const Tensor& x) const {
-  Tensor spread = sqrt(add_scalar(var(x, {-1}, true, 0), eps));
-  return add(mul_scalar(spread, kappa), abs(mean(x, {-1}, true)));
+Var BHyT::composite(const Var& x) const { return ag::mul(ag::tanh(bounded_arg(x)), weight); }
+Var BHyT::bounded_arg(const Var& x) const {
+  Var spread = ag::sqrt(ag::add_scalar(ag::var(x, {-1}, true, 0), eps));
+  Var denom = ag::add(ag::mul_scalar(spread, kappa), ag::abs(ag::mean(x, {-1}, true)));
+  return ag::mul(ag::div(x, denom), lambda);
 }
-Tensor BHyT::pre_tanh(const Tensor& x) const { return pre_tanh_with_denom(x, denominator(x)); }
 Tensor BHyT::pre_tanh_with_denom(const Tensor& x, const Tensor& denom) const {
   Shape keep(x.shape().begin(), x.shape().end() - 1);
   keep.push_back(1);
@@ -71,6 +72,8 @@ const std::vector<NormOption>& bhyt_options() {
   return options;
 }
 
+const char kBHyTPaper[] = "Byun et al. 2026, Bounded Hyperbolic Tanh";
+
 }  // namespace
 
 NormKind bhyt_kind() {
@@ -79,8 +82,10 @@ NormKind bhyt_kind() {
   k.summary = "BHyT: BHyT* at site 1, the block-level variance approximation at each block's site 2";
   k.make = make_bhyt;
   k.options = bhyt_options();
-  k.ends_in_tanh = true;
   k.approximates_site2 = true;
+  k.source = kBHyTPaper;
+  k.bounded.name = "tanh";
+  k.fused_ops = {"bhyt", "bhyt_with_denom"};
   return k;
 }
 
@@ -90,8 +95,10 @@ NormKind bhyt_exact_kind() {
   k.summary = "BHyT*: gamma tanh(lambda x / (kappa s + |mu|)) at every site";
   k.make = make_bhyt;
   k.options = bhyt_options();
-  k.ends_in_tanh = true;
   k.reports_site2 = true;
+  k.source = kBHyTPaper;
+  k.bounded.name = "tanh";
+  k.fused_ops = {"bhyt", "bhyt_with_denom"};
   return k;
 }
 

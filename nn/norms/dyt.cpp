@@ -1,8 +1,8 @@
 // dyt: Dynamic Tanh (Zhu et al. 2025), no statistics at all.
 #include "autograd/norms.h"
+#include "autograd/ops.h"
 #include "nn/norms/norms.h"
 #include "nn/norms/registry.h"
-#include "tensor/ops.h"
 
 namespace nl {
 
@@ -12,7 +12,8 @@ DyT::DyT(int64_t dim, float alpha0) {
   bias = register_parameter("bias", Tensor::zeros({dim}));
 }
 Var DyT::forward(const Var& x) const { return ag::dyt(x, alpha, weight, bias); }
-Tensor DyT::pre_tanh(const Tensor& x) const { return mul_scalar(x, alpha.value().item()); }
+Var DyT::composite(const Var& x) const { return ag::add(ag::mul(ag::tanh(bounded_arg(x)), weight), bias); }
+Var DyT::bounded_arg(const Var& x) const { return ag::mul(x, alpha); }
 
 NormKind dyt_kind() {
   NormKind k;
@@ -23,7 +24,9 @@ NormKind dyt_kind() {
   };
   k.options = {{"dyt-alpha0", 0.5, -1e6, 1e6, "DyT's initial alpha"}};
   k.statistics = false;
-  k.ends_in_tanh = true;
+  k.source = "Zhu, Chen, He, LeCun and Liu 2025, Transformers without Normalization";
+  k.bounded.name = "tanh";
+  k.fused_ops = {"dyt"};
   return k;
 }
 

@@ -82,6 +82,13 @@ std::string verdict_text(Verdict v) {
   }
 }
 
+Verdict all_layers(const std::vector<Verdict>& per_layer) {
+  if (per_layer.empty()) return Verdict::Unclear;
+  if (std::count(per_layer.begin(), per_layer.end(), Verdict::NotHeld) > 0) return Verdict::NotHeld;
+  if (std::count(per_layer.begin(), per_layer.end(), Verdict::Held) == (long)per_layer.size()) return Verdict::Held;
+  return Verdict::Unclear;
+}
+
 bool lambda_condition(double lambda, double kappa, int64_t depth) {
   return std::fabs(lambda) / kappa < 1.0 / std::sqrt((double)depth);
 }

@@ -59,6 +59,10 @@ enum class Verdict { Held, NotHeld, Unclear };
 Verdict compare_ranges(const std::vector<double>& a, const std::vector<double>& b);
 std::string verdict_text(Verdict v);  // "**held**", "**did not hold**", "**unclear** (the seeds' ranges overlap)"
 
+// A claim made at every layer: held when it held at each, did not hold when it failed
+// at any, unclear otherwise.
+Verdict all_layers(const std::vector<Verdict>& per_layer);
+
 // LayerNorm Scaling's bound: lambda / kappa < 1 / sqrt(L).
 bool lambda_condition(double lambda, double kappa, int64_t depth);
 

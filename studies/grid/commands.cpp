@@ -10,6 +10,7 @@ namespace nl {
 void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
   add_gpt_run_flags(p, c.run);
   add_act_stats_flags(p, c.stats);
+  add_measure_flags(p, c.measure);
   p.toggle("--screen-dyt", c.screen,
            "stop at step --screen-steps with the verdict of DyT's screening rule (saturation > 0.43 predicts that "
            "DyT helps; see screen_dyt --help)",
@@ -20,7 +21,7 @@ void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
          "(0: forever)",
          FlagRole::Setting);
   // the run's estimate again, with what the probes add: their held-out batches and the
-  // forward over each
+  // forward over each (the activation statistics, the screening, the measurements)
   p.check([&c] {
     std::vector<MemoryTerm> terms = gpt_run_memory(c.run);
     const GPTConfig& m = c.run.model;
@@ -32,6 +33,12 @@ void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
     if (c.screen)
       terms.push_back({"--screen-batches " + std::to_string(c.screening.batches) + " (the screening's held-out batches)",
                        8.0 * 32.0 * (double)c.screening.batches * T + gpt_forward_bytes(m, 32, false)});
+    // each record: the held-out batches, a forward over 32 of their rows, and the
+    // double-precision copies an SVD of the widest matrix (dim x 4 dim) works on
+    if (!c.measure.steps.empty())
+      terms.push_back({"--measure-batches " + std::to_string(c.measure.batches) + " (the measurements' held-out batches)",
+                       8.0 * 32.0 * (double)c.measure.batches * T + gpt_forward_bytes(m, 32, false) +
+                           3.0 * 8.0 * 4.0 * (double)m.dim * (double)m.dim});
     check_memory_estimate(terms);
   });
 }

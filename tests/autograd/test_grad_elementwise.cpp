@@ -185,6 +185,12 @@ TEST_CASE("abs gradcheck", "[grad]") {
   check_unary("abs", [](const std::vector<Var>& v) { return ag::abs(v[0]); }, away_from_zero);
 }
 
+TEST_CASE("erf gradcheck", "[grad]") {
+  check_unary("erf", [](const std::vector<Var>& v) { return ag::erf(v[0]); }, normal);
+  check_unary("erf", [](const std::vector<Var>& v) { return ag::erf(v[0]); },
+              [](nl::Generator& g, const Shape& s) { return g.uniform(s, -3.0f, 3.0f); });
+}
+
 TEST_CASE("relu gradcheck", "[grad]") {
   check_unary("relu", [](const std::vector<Var>& v) { return ag::relu(v[0]); }, away_from_zero);
 }

@@ -11,7 +11,7 @@
 //   near zero, where relative error means nothing: gelu's 1 + tanh(u) and the
 //   derivatives 1 - tanh^2 cancel in float32 (ulp of 1 is 6e-8, then multiplied by
 //   |x| and an O(1) upstream gradient).
-// - reductions, matmul, softmax, loss, norms: rtol 1e-4. A float32 sum of n terms
+// - reductions, matmul, softmax, attention, loss, norms: rtol 1e-4. A float32 sum of n terms
 //   errs by up to ~n ulps in the worst case (n here up to 1000 for one row). atol 1e-5
 //   covers entries that are differences of O(10..100) numbers: a log-softmax of
 //   logits near 100 (ulp 7.6e-6), the gradient of a variance whose row mean sits at 100.
@@ -44,6 +44,7 @@
 #include "autograd/norms.h"
 #include "autograd/ops.h"
 #include "autograd/var.h"
+#include "nn/norms/registry.h"
 #include "tensor/random.h"
 #include "tests/reference.h"
 #include "tests/test_util.h"
@@ -183,6 +184,7 @@ TEST_CASE("reference elementwise", "[reference]") {
       {"sqrt", unary(ag::sqrt)},
       {"rsqrt", unary(ag::rsqrt)},
       {"tanh", unary(ag::tanh)},
+      {"erf", unary(ag::erf)},
       {"relu", unary(ag::relu)},
       {"gelu", unary(ag::gelu)},
       {"silu", unary(ag::silu)},
@@ -226,6 +228,16 @@ TEST_CASE("reference softmax", "[reference]") {
       {"causal_softmax", [](const RefCase&, const Inputs& in) { return one(ag::softmax(ag::causal_mask(in("x")))); }},
   };
   run_family("softmax.txt", ops, kReduction);
+}
+
+TEST_CASE("reference attention", "[reference][attention]") {
+  OpTable ops{
+      {"attention",
+       [](const RefCase& c, const Inputs& in) {
+         return one(ag::attention(in("q"), in("k"), in("v"), c.attr_float("scale"), c.attr_bool("causal")));
+       }},
+  };
+  run_family("attention.txt", ops, kReduction);
 }
 
 TEST_CASE("reference shape", "[reference]") {
@@ -318,6 +330,48 @@ TEST_CASE("reference norms on hard inputs: mean 1e3 times the spread, mean squar
   OpTable ops = norm_ops();
   ops.erase("bhyt_with_denom");  // its denominator is an input: no statistics to get wrong
   run_family("norms.txt", ops, kHardNorms, hard_inputs);
+}
+
+// The registered norm kinds (nn/norms/registry.h) by their --norm name: the kind's layer
+// with the case's parameter values, forward and composite each against the file.
+TEST_CASE("reference norm kinds, through the registry", "[reference]") {
+  const auto cases = nl::test::load_reference("norm_kinds.txt");
+  REQUIRE(!cases.empty());
+  for (const auto& c : cases) {
+    INFO(c.where() << ": case " << c.name);
+    nl::NormConfig config;
+    config.name = c.attr("op");
+    for (const auto& [key, value] : c.attrs)
+      if (key == "eps") config.eps = c.attr_float(key);
+      else if (key != "op") config.set(key, c.attr_float(key));
+    const Tensor& x = c.tensor("x");
+    auto norm = nl::make_norm(config, x.size(-1));
+    std::set<std::string> used = {"x", "out", "grad_out", "grad_x"};
+    for (auto [name, p] : norm->named_parameters()) {
+      INFO("parameter " << name);
+      REQUIRE(c.has(name));
+      REQUIRE(c.has("grad_" + name));
+      p.value().copy_from(c.tensor(name));
+      used.insert({name, "grad_" + name});
+    }
+    for (const auto& [role, t] : c.tensors) {
+      INFO("the case's tensor " << role << " is no input or parameter of the layer");
+      CHECK(used.count(role) == 1);
+    }
+    for (bool fused : {true, false}) {
+      INFO((fused ? "forward" : "composite"));
+      norm->zero_grad();
+      Var xv(x, true);
+      Var y = fused ? norm->forward(xv) : norm->composite(xv);
+      CHECK_CLOSE(y.value(), c.tensor("out"), kReduction.rtol, kReduction.atol);
+      y.backward(c.tensor("grad_out"));
+      CHECK_CLOSE(xv.grad(), c.tensor("grad_x"), kReduction.rtol, kReduction.atol);
+      for (const auto& [name, p] : norm->named_parameters()) {
+        INFO("gradient of " << name);
+        CHECK_CLOSE(p.grad(), c.tensor("grad_" + name), kReduction.rtol, kReduction.atol);
+      }
+    }
+  }
 }
 
 TEST_CASE("reference files: a malformed file is rejected naming its line", "[reference]") {

@@ -251,6 +251,24 @@ TEST_CASE("fashion-mnist split: seeded, disjoint, complete; standardised by the 
   CHECK_THROWS_AS(fill_batch(a.val, {}, 6, 3, a.mean, a.std, x, y), Error);
 }
 
+TEST_CASE("fashion-mnist --train-images: the first N of the training split, the same validation split", "[vit]") {
+  TempDir d;
+  write_fake_pair(d.path.string(), "train", 40);
+  write_fake_pair(d.path.string(), "t10k", 7, 100);
+  const FashionMnist all = load_fashion_mnist(d.path.string(), 8, 3);
+  const FashionMnist few = load_fashion_mnist(d.path.string(), 8, 3, 5);
+  REQUIRE(few.train.size() == 5);
+  CHECK(few.val.pixels == all.val.pixels);  // the subset never touches the held-out images
+  for (int64_t i = 0; i < 5; ++i) CHECK(few.train.pixels[i * 784] == all.train.pixels[i * 784]);
+  // standardised by the subset's own pixels
+  double s = 0;
+  for (uint8_t p : few.train.pixels) s += p / 255.0;
+  CHECK(few.mean == Approx(s / (double)few.train.pixels.size()).epsilon(1e-5));
+  CHECK(load_fashion_mnist(d.path.string(), 8, 3, 32).train.size() == 32);
+  CHECK_THROWS_WITH(load_fashion_mnist(d.path.string(), 8, 3, 33), Catch::Contains("--train-images"));
+  CHECK_THROWS_WITH(load_fashion_mnist(d.path.string(), 8, 3, 0), Catch::Contains("--train-images"));
+}
+
 TEST_CASE("fashion-mnist batcher: each epoch visits every image once, repeatably; skip equals next", "[vit]") {
   TempDir d;
   write_fake_pair(d.path.string(), "train", 26);

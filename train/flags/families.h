@@ -39,13 +39,16 @@ void add_seed_flag(FlagParser& p, uint64_t& seed);
 // --data: the folder a model's data comes from.
 void add_data_flag(FlagParser& p, std::string& dir, const std::string& what);
 
-// The keys of the Recipe flags (FlagParser::recipe_keys) that `add` declares: what a
-// resumed run of a config made in code must not change.
+// The keys of the Recipe flags (FlagParser::recipe_keys) that `add` declares, what a
+// resumed run of a config made in code must not change; and in `defaults` their values
+// for a default Config (FlagParser::values, as JSON), what a run recorded by an older
+// version without one of the flags had.
 template <class Config>
-std::vector<std::string> recipe_keys_of(void (*add)(FlagParser&, Config&)) {
+std::vector<std::string> recipe_keys_of(void (*add)(FlagParser&, Config&), std::string& defaults) {
   FlagParser p("", "");
   Config c;
   add(p, c);
+  defaults = p.values().dump();
   return p.recipe_keys();
 }
 

@@ -10,7 +10,7 @@ GPTRunResult run_gpt(const GPTRunConfig& config, const std::vector<GPTObserverFa
   GPTRunConfig c = config;
   const std::string recorded = check_gpt_run(c);
   if (c.config_json.empty()) c.config_json = recorded;
-  c.recipe_keys = recipe_keys_of(add_gpt_run_flags);
+  c.recipe_keys = recipe_keys_of(add_gpt_run_flags, c.recipe_defaults);
   // before the data is read and the model built: a folder holding another run is refused at once
   check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
   GPTTask task(c);

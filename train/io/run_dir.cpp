@@ -25,8 +25,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 bool is_run_file(const std::string& file) {
   const std::string name = ends_with(file, ".tmp") ? file.substr(0, file.size() - 4) : file;
-  for (const char* n : {"config.json", "log.csv", "act_stats.csv", "result.json", "sample.txt", "confusion.csv",
-                        "fold_report.txt", "checkpoint.safetensors"})
+  for (const char* n : {"config.json", "log.csv", "act_stats.csv", "measurements.json", "result.json", "sample.txt",
+                        "confusion.csv", "fold_report.txt", "checkpoint.safetensors"})
     if (name == n) return true;
   const std::string prefix = "checkpoint-step", suffix = ".safetensors";
   if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 || !ends_with(name, suffix))
@@ -69,9 +69,13 @@ void remove_run_files(const std::string& dir) {
   }
 }
 
-std::string first_recipe_difference(const nlohmann::ordered_json& there, const nlohmann::ordered_json& here,
-                                    const std::vector<std::string>& keys, const std::string& there_name,
-                                    const std::string& here_name) {
+std::string first_recipe_difference(const nlohmann::ordered_json& recorded, const nlohmann::ordered_json& here,
+                                    const std::vector<std::string>& keys, const nlohmann::ordered_json& defaults,
+                                    const std::string& there_name, const std::string& here_name) {
+  nlohmann::ordered_json there = recorded;
+  if (there.is_object() && defaults.is_object())
+    for (const std::string& key : keys)
+      if (!there.contains(key) && defaults.contains(key)) there[key] = defaults[key];
   auto value = [](const nlohmann::ordered_json& j, const std::string& key) {
     if (!j.is_object() || !j.contains(key)) return std::string("unset");
     const auto& v = j[key];

@@ -16,8 +16,8 @@
 namespace nl {
 
 // Whether a file name is one that some program writes into a run's folder:
-// config.json, log.csv, act_stats.csv, result.json, sample.txt, confusion.csv,
-// fold_report.txt, checkpoint.safetensors, checkpoint-stepN.safetensors, and any of
+// config.json, log.csv, act_stats.csv, measurements.json, result.json, sample.txt,
+// confusion.csv, fold_report.txt, checkpoint.safetensors, checkpoint-stepN.safetensors, and any of
 // them with ".tmp" added (a write that was killed).
 bool is_run_file(const std::string& name);
 
@@ -35,10 +35,11 @@ void remove_run_files(const std::string& dir);
 
 // The first of `keys` whose value differs between two recorded configs (a run's
 // config.json): "--batch 8 in the checkpoint, 4 in this run" with `there` / `here`
-// naming the two; "" when they agree on every key. A key missing on one side differs
-// ("unset").
+// naming the two; "" when they agree on every key. A key `there` does not record counts
+// as its value in `defaults` (a flag that came with a later version, such as a newly
+// registered norm's option); a key missing otherwise differs ("unset").
 std::string first_recipe_difference(const nlohmann::ordered_json& there, const nlohmann::ordered_json& here,
-                                    const std::vector<std::string>& keys, const std::string& there_name,
-                                    const std::string& here_name);
+                                    const std::vector<std::string>& keys, const nlohmann::ordered_json& defaults,
+                                    const std::string& there_name, const std::string& here_name);
 
 }  // namespace nl

@@ -34,6 +34,7 @@ struct TrainConfig {
   // The keys of config_json that a resumed run must not change (FlagRole::Recipe), also
   // filled by the model's run function.
   std::vector<std::string> recipe_keys;
+  std::string recipe_defaults;  // their defaults (JSON): what a checkpoint not recording one had
 };
 
 }  // namespace nl

@@ -73,7 +73,8 @@ void check_same_recipe(const std::map<std::string, std::string>& metadata, const
   NL_CHECK(config != metadata.end(), "--resume: checkpoint ", ckpt, " records no config (not a normlab checkpoint?)");
   const std::string difference =
       first_recipe_difference(parse_config(config->second, "--resume: the config recorded in " + ckpt),
-                              parse_config(c.config_json, "this run's config"), c.recipe_keys, "in the checkpoint",
+                              parse_config(c.config_json, "this run's config"), c.recipe_keys,
+                              parse_config(c.recipe_defaults, "the recipe's defaults"), "in the checkpoint",
                               "in this run");
   NL_CHECK(difference.empty(), "--resume: checkpoint ", ckpt, " was trained with another recipe: ", difference,
            " (a resumed run keeps every recipe flag: docs/reliability.md lists them; start a new run in another "

@@ -10,7 +10,7 @@ ViTRunResult run_vit(const ViTRunConfig& config) {
   ViTRunConfig c = config;
   const std::string recorded = check_vit_run(c);
   if (c.config_json.empty()) c.config_json = recorded;
-  c.recipe_keys = recipe_keys_of(add_vit_run_flags);
+  c.recipe_keys = recipe_keys_of(add_vit_run_flags, c.recipe_defaults);
   // before the data is read and the model built: a folder holding another run is refused at once
   check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
   ViTTask task(c);
