@@ -1,12 +1,15 @@
-// What the fault-injection tests of the programs share (test_fault_*.cpp): a small
-// fortunes-like text of their own, so that they need no installed data; the flags of a
-// tiny train_gpt run on it; a snapshot of a folder that never opens a FIFO; and running
-// a program under a time limit, so that a hang fails the test instead of stalling it.
+// What the fault-injection tests of the programs share (test_fault_*.cpp and the
+// others that run the programs on bad input): a small fortunes-like text of their own,
+// so that they need no installed data; the flags of a tiny train_gpt run on it; a
+// snapshot of a folder that never opens a FIFO; running a program under a time limit,
+// so that a hang fails the test instead of stalling it; the check of a refusal; and
+// re-signing an edited checkpoint.
 #pragma once
 #include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +17,8 @@
 #include <catch2/catch.hpp>
 
 #include "tests/test_files.h"
+#include "train/io/checkpoint.h"
+#include "train/io/safetensors.h"
 
 namespace nl::test {
 
@@ -78,6 +83,17 @@ inline void expect_refused(const std::string& program, const std::string& args, 
   CHECK(count_lines(r.err) == 1);
   for (const auto& n : needles) CHECK_THAT(r.err, Catch::Contains(n));
   CHECK(safe_snapshot(dir) == before);
+}
+
+// Edits a checkpoint's tensors or metadata, then makes its checksums match again (as a
+// tool that rewrites checkpoints would): what is refused then is refused for its values.
+inline void resign(const std::string& path, const std::function<void(SafetensorsFile&)>& edit) {
+  SafetensorsFile file = load_safetensors(path);
+  edit(file);
+  file.metadata.erase("tensor_crc32");
+  file.metadata.erase("metadata_crc32");
+  add_checksums(file.tensors, file.metadata);
+  save_safetensors(path, file.tensors, file.metadata);
 }
 
 inline void make_fifo(const std::string& path) {

@@ -82,6 +82,22 @@ TEST_CASE("resume recipe: train_gpt refuses every changed recipe flag, naming it
   text[text.size() / 2] ^= 1;
   write_bytes(f.data + "/fortunes", text);
 
+  // a checkpoint of an older version, whose config records no --dyt-alpha0 (a norm
+  // option registered later): the flag counts as its default there, and the run resumes
+  const std::string older = copy_of(run, f.tmp);
+  resign(older + "/checkpoint.safetensors", [](nl::SafetensorsFile& file) {
+    auto config = nlohmann::ordered_json::parse(file.metadata.at("config"));
+    REQUIRE(config.contains("dyt_alpha0"));
+    config.erase("dyt_alpha0");
+    file.metadata.at("config") = config.dump();
+  });
+  RunResult resumed = run_limited(kTrainGpt, base + " --resume --out " + older, f.tmp);
+  INFO(resumed.err);
+  CHECK(resumed.code == 0);
+  // but a value other than the default is a change
+  expect_resume_refused(kTrainGpt, base + " --dyt-alpha0 0.7", copy_of(run, f.tmp),
+                        {"--dyt-alpha0 0.5 in the checkpoint, 0.7 in this run"}, f.tmp);
+
   // settings and controls may change: each resumes to the end
   for (const std::string flag :
        {"--threads 2", "--eval-every 1", "--eval-batches 2", "--checkpoint-every 1", "--keep-checkpoints 2",

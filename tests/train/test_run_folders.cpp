@@ -29,7 +29,9 @@ void require_ok(const RunResult& r) {
 // A GPT run of 4 steps with a checkpoint every step, 3 kept: every kind of run file.
 std::string gpt_run(const FakeGptRun& f, const std::string& name) {
   const std::string dir = f.tmp.sub(name);
-  require_ok(run_program(kTrainGpt, f.tiny + " --checkpoint-every 1 --keep-checkpoints 3 --out " + dir, f.tmp));
+  require_ok(run_program(kTrainGpt, f.tiny + " --checkpoint-every 1 --keep-checkpoints 3 --measure-at 4 --out " + dir,
+                         f.tmp));
+  REQUIRE(fs::exists(dir + "/measurements.json"));
   REQUIRE(fs::exists(dir + "/checkpoint-step00000003.safetensors"));
   REQUIRE(fs::exists(dir + "/sample.txt"));
   REQUIRE(fs::exists(dir + "/act_stats.csv"));
