@@ -131,6 +131,12 @@ Folding<Model> load_and_fold(const Config& config, const std::string& in, const 
 // its data.
 void check_fold_memory(const std::string& in, int64_t layers, int64_t dim, double model_parameters,
                        double check_bytes, const std::string& data, double data_bytes) {
+  // a checkpoint holds every parameter and its two moments in float: a file under 4 bytes
+  // a parameter cannot be of the model its metadata claims, whatever memory there is
+  const double file = file_bytes(in);
+  NL_CHECK(file >= 4.0 * model_parameters, "checkpoint ", in, ": its metadata describes a model of ", layers,
+           " layers of width ", dim, " (about ", gib(4.0 * model_parameters), " of weights alone), but the file holds ",
+           (int64_t)file, " bytes: its metadata is corrupt");
   check_memory_estimate({{"checkpoint " + in + ": the model its metadata describes (" + std::to_string(layers) +
                               " layers of width " + std::to_string(dim) + "), loaded and folded beside it",
                           2.0 * kStateBytesPerParameter * model_parameters},

@@ -95,7 +95,8 @@ TEST_CASE("fault memory: fold_ln refuses a checkpoint whose metadata claims a mo
   INFO(refused.err);
   CHECK(refused.code == 2);
   CHECK(count_lines(refused.err) == 1);
-  CHECK_THAT(refused.err, Contains("forged.safetensors") && Contains("64 layers of width 4096") && Contains("GiB"));
+  CHECK_THAT(refused.err, Contains("forged.safetensors") && Contains("64 layers of width 4096") && Contains("GiB") &&
+                              Contains("but the file holds " + std::to_string(fs::file_size(forged)) + " bytes"));
   CHECK_FALSE(fs::exists(f.tmp.sub("folded")));
 }
 
