@@ -56,6 +56,8 @@ else
   BUILD := build/release
   OPT := -O3 $(MARCH)
 endif
+# the folder of this build without CUDA=1 / MPI=1: their objects are shared (below)
+BASE_BUILD := $(BUILD)
 ifeq ($(CUDA),1)
   BUILD := $(BUILD)-cuda
 endif
@@ -92,7 +94,7 @@ LDLIBS := -llapacke -lopenblas -lz -lm
 LIB_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp autograd/*.cpp nn/*.cpp nn/norms/*.cpp train/*/*.cpp studies/*/*.cpp)
 ifeq ($(CUDA),1)
   CU_SRCS := $(wildcard tensor/cuda/*.cu)
-  CXXFLAGS += -DNL_CUDA
+  VARIANT_CXXFLAGS += -DNL_CUDA
   NVCCFLAGS := -std=c++17 -O3 -I. -DNL_CUDA -arch=$(GPU_ARCH) -Xcompiler -fopenmp,-Wall -MMD -MP
   LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
   LDLIBS += -lcudart -lcublas
@@ -115,14 +117,38 @@ ifeq ($(MPI),1)
     LDLIBS += -lnccl
   endif
 endif
-LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
+# A CUDA=1 or MPI=1 build compiles in its own folder only the sources that name one of
+# the macros it sets (today train/safety/distributed.cpp) and takes every other library
+# object from the plain build's folder, where the same compiler and flags make the same
+# object: `make MPI=1` after `make` compiles one file, and CI's CUDA check compiles the
+# .cu files, not the library again. Should a header ever test one of the macros, every
+# source is compiled per build again.
+VARIANT_MACROS := NL_CUDA|NL_MPI|NL_NCCL
+ifneq ($(BUILD),$(BASE_BUILD))
+  ifeq ($(shell grep -rlE '$(VARIANT_MACROS)' --include=*.h tensor autograd nn train studies 2>/dev/null),)
+    VARIANT_SRCS := $(shell grep -lE '$(VARIANT_MACROS)' $(LIB_SRCS) 2>/dev/null)
+  else
+    VARIANT_SRCS := $(LIB_SRCS)
+  endif
+else
+  VARIANT_SRCS := $(LIB_SRCS)
+endif
+# the test sources test no such macro (the programs they run are found at run time,
+# tests/test_files.h: build_dir()), so a CUDA=1 / MPI=1 test binary links the plain
+# build's test objects, unless one does
+SHARED_TESTS_IN := $(if $(shell grep -lE '$(VARIANT_MACROS)' $(wildcard tests/*/*.cpp tests/*.h) 2>/dev/null),$(BUILD),$(BASE_BUILD))
+VARIANT_OBJS := $(VARIANT_SRCS:%.cpp=$(BUILD)/%.o)
+SHARED_OBJS := $(patsubst %.cpp,$(BASE_BUILD)/%.o,$(filter-out $(VARIANT_SRCS),$(LIB_SRCS)))
+LIB_OBJS := $(SHARED_OBJS) $(VARIANT_OBJS) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
+$(VARIANT_OBJS): CXXFLAGS += $(VARIANT_CXXFLAGS)
 
 # The studies' report templates (studies/*/*.md.in), compiled into the library as
-# string literals: `#include "studies/x/report.md.in.h"` inside a char array.
+# string literals: `#include "studies/x/report.md.in.h"` inside a char array. One copy
+# per plain build: they do not depend on CUDA=1 / MPI=1.
 TEMPLATES := $(wildcard studies/*/*.md.in)
-TEMPLATE_HEADERS := $(TEMPLATES:%=$(BUILD)/gen/%.h)
-CXXFLAGS += -I$(BUILD)/gen
-$(BUILD)/gen/%.md.in.h: %.md.in
+TEMPLATE_HEADERS := $(TEMPLATES:%=$(BASE_BUILD)/gen/%.h)
+CXXFLAGS += -I$(BASE_BUILD)/gen
+$(BASE_BUILD)/gen/%.md.in.h: %.md.in
 	@mkdir -p $(dir $@)
 	@{ printf 'R"NL_TEMPLATE('; cat $<; printf ')NL_TEMPLATE"\n'; } > $@
 $(LIB_OBJS): | $(TEMPLATE_HEADERS)
@@ -137,7 +163,7 @@ ifneq ($(CUDA),1)
 endif
 BENCHES := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/%)
 TEST_SRCS := $(wildcard tests/*/*.cpp)
-TEST_OBJS := $(TEST_SRCS:%.cpp=$(BUILD)/%.o)
+TEST_OBJS := $(TEST_SRCS:%.cpp=$(SHARED_TESTS_IN)/%.o)
 TEST_BIN := $(BUILD)/run_tests
 
 .PHONY: all info deps test test-asan test-tsan fuzz valgrind bench benches demo demo-vit clean
@@ -152,6 +178,12 @@ deps:
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+ifneq ($(BUILD),$(BASE_BUILD))
+$(BASE_BUILD)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+endif
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
@@ -179,15 +211,12 @@ $(BUILD)/%: fuzz/%.cpp $(FUZZ_OBJS)
 	$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
 
 # Catch2's main is compiled once, in its own object, and never rebuilt with the tests.
-$(BUILD)/catch_main.o: tests/catch_main.cc
+$(BASE_BUILD)/catch_main.o: tests/catch_main.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter-out -MMD -MP,$(CXXFLAGS)) -c $< -o $@
 
-# tests that run the command-line programs find them in this build's folder
-$(TEST_OBJS): CXXFLAGS += -DNL_BUILD_DIR='"$(BUILD)"'
-
-$(TEST_BIN): $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB)
-	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
+$(TEST_BIN): $(TEST_OBJS) $(BASE_BUILD)/catch_main.o $(LIB)
+	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(BASE_BUILD)/catch_main.o $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
 
 # the programs the [mpi] tests run from $(BUILD)-mpi (.ci/run builds them first)
 MPI_TEST_PROGRAMS := train_gpt depth_study

@@ -2,7 +2,8 @@
 # Downloads (does not install) the Debian packages that scripts/gpu-check.sh unpacks on a
 # GPU machine that has the CUDA toolkit but no OpenBLAS, no Catch2 and no package
 # registry: OpenBLAS (pthread build) with its runtime libraries, LAPACKE (LAPACK's C
-# interface, over OpenBLAS's LAPACK), Catch2's header, and zlib's development files.
+# interface, over OpenBLAS's LAPACK), Catch2's header, zlib's development files, and
+# the header-only CLI11 (flags) and nlohmann-json (JSON).
 # Run it here, where apt works; the .deb files land in
 # third_party/debs/ (ignored by git) and travel with the working tree.
 # Usage: scripts/fetch-gpu-debs.sh
@@ -10,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=third_party/debs
 packages=(libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libquadmath0 liblapacke liblapacke-dev libtmglib3
-          catch2 zlib1g-dev zlib1g)
+          catch2 zlib1g-dev zlib1g libcli11-dev nlohmann-json3-dev)
 mkdir -p "$dest"
 cd "$dest"
 rm -f ./*.deb

@@ -23,8 +23,8 @@ namespace nl::test {
 
 constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
 // The data-parallel train_gpt of this build's flags plus MPI=1 (build/release-mpi/...)
-inline const std::string kMpiTrainGpt = NL_BUILD_DIR "-mpi/train_gpt";
-inline const std::string kMpiDepthStudy = NL_BUILD_DIR "-mpi/depth_study";
+inline const std::string kMpiTrainGpt = ::nl::test::build_dir() + "-mpi/train_gpt";
+inline const std::string kMpiDepthStudy = ::nl::test::build_dir() + "-mpi/depth_study";
 
 // mpirun's full path (spawn_program takes no shell), "" when it is not installed.
 inline std::string mpirun_path() {

@@ -18,12 +18,25 @@
 #include <string>
 #include <vector>
 
-// tests that run the command-line programs find them in this build's folder
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 namespace nl::test {
+
+// The folder of the build this test binary belongs to (build/release, build/asan-mpi,
+// ...): the folder the binary lives in, relative to the working directory when below it
+// (`make test` runs from the repository's root). The tests that run the command-line
+// programs take them from there. Read at run time, not compiled in, so that the test
+// objects of a CUDA=1 or MPI=1 build are the plain build's (the Makefile shares them).
+inline const std::string& build_dir() {
+  static const std::string dir = [] {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path folder = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    if (ec || folder.empty()) return std::string("build/release");
+    const fs::path relative = fs::relative(folder, fs::current_path(), ec);
+    if (!ec && !relative.empty() && *relative.begin() != "..") return relative.string();
+    return folder.string();
+  }();
+  return dir;
+}
 
 // A fresh directory under the system's temp dir, removed with everything in it.
 struct TempDir {

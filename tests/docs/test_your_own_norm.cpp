@@ -19,10 +19,6 @@
 namespace fs = std::filesystem;
 using namespace nl::test;
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 namespace {
 
 const char kPage[] = "docs/your-own-norm.md";
@@ -64,7 +60,7 @@ std::vector<Block> fenced_blocks(const std::string& markdown) {
 // The make variables that select this build's folder (build/asan -> SANITIZE=1, ...),
 // for the page's make commands to reuse the copied objects. Empty with ok = false for
 // builds that do not run the whole suite (fuzz, tsan).
-std::string build_variables(const std::string& build, bool& ok) {
+std::string build_variables(const std::string& build, bool& ok, std::string& base) {
   std::string name = fs::path(build).filename().string(), vars;
   ok = true;
   for (const auto& [suffix, var] : {std::pair<std::string, std::string>{"-mpi", "MPI=1"}, {"-cuda", "CUDA=1"}})
@@ -75,6 +71,7 @@ std::string build_variables(const std::string& build, bool& ok) {
   if (name == "asan") vars += " SANITIZE=1";
   else if (name == "debug") vars += " DEBUG=1";
   else if (name != "release") ok = false;
+  base = (fs::path(build).parent_path() / name).string();  // where a CUDA=1 / MPI=1 build's shared objects are
   return vars;
 }
 
@@ -91,12 +88,13 @@ TEST_CASE("docs/your-own-norm.md: its norm is added, tested, compared and measur
   const std::vector<Block> blocks = fenced_blocks(markdown);
 
   bool supported = false;
-  const std::string make_vars = build_variables(NL_BUILD_DIR, supported);
+  std::string base_build;
+  const std::string make_vars = build_variables(::nl::test::build_dir(), supported, base_build);
   if (!supported) {
-    WARN("skipped: the page's make commands build " NL_BUILD_DIR " only in its own make target");
+    WARN("skipped: the page's make commands build " << ::nl::test::build_dir() << " only in its own make target");
     return;
   }
-  const fs::path build = NL_BUILD_DIR;
+  const fs::path build = ::nl::test::build_dir();
   REQUIRE(fs::is_directory(build));
 
   // the norm's file: one new file under nn/norms, under 30 lines; its registration one line
@@ -132,7 +130,10 @@ TEST_CASE("docs/your-own-norm.md: its norm is added, tested, compared and measur
     copy += " '" + entry.path().string() + "'";
   }
   REQUIRE(std::system((copy + " '" + tree.string() + "'").c_str()) == 0);
-  REQUIRE(std::system(("cp -a '" + build.string() + "' '" + (tree / build.parent_path()).string() + "'").c_str()) == 0);
+  std::vector<fs::path> copied = {build};
+  if (fs::path(base_build) != build && fs::is_directory(base_build)) copied.push_back(base_build);
+  for (const fs::path& dir : copied)
+    REQUIRE(std::system(("cp -a '" + dir.string() + "' '" + (tree / build.parent_path()).string() + "'").c_str()) == 0);
   for (const Block* f : files) {
     std::ofstream out(tree / f->path, std::ios::app);
     out << f->text;

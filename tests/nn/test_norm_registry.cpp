@@ -520,7 +520,7 @@ void fold_pass(const NormKind& kind) {
 // train_gpt takes --norm <kind> and the kind's option flags, trains with them, and
 // lists them in --help.
 void train_gpt_flags(const NormKind& kind) {
-  const std::string program = NL_BUILD_DIR "/train_gpt";
+  const std::string program = ::nl::test::build_dir() + "/train_gpt";
   REQUIRE(fs::exists(program));
   TempDir tmp;
   const RunResult help = run_program(program, "--help", tmp);

@@ -80,7 +80,7 @@ TEST_CASE("depth analysis: a run's variances and site-2 pairs are read from its 
 
 namespace {
 
-const std::string kStudy = NL_BUILD_DIR "/depth_study";
+const std::string kStudy = ::nl::test::build_dir() + "/depth_study";
 const std::string kTiny =
     "--depths 1,2 --seeds 1,2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 6 --warmup 1 --eval-every 3 "
     "--eval-batches 1 --act-stats-every 2 --speed-steps 0";

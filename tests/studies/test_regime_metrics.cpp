@@ -18,10 +18,6 @@
 #include "studies/instruments/regime_metrics.h"
 #include "studies/instruments/screening.h"
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 using namespace nl;
 using nl::test::random_ids;
 using Catch::Contains;

@@ -22,10 +22,10 @@
 
 namespace nl::test {
 
-inline const std::string kTrainGpt = NL_BUILD_DIR "/train_gpt";
-inline const std::string kTrainVit = NL_BUILD_DIR "/train_vit";
-inline const std::string kFoldLn = NL_BUILD_DIR "/fold_ln";
-inline const std::string kCompareNorms = NL_BUILD_DIR "/compare_norms";
+inline const std::string kTrainGpt = build_dir() + "/train_gpt";
+inline const std::string kTrainVit = build_dir() + "/train_vit";
+inline const std::string kFoldLn = build_dir() + "/fold_ln";
+inline const std::string kCompareNorms = build_dir() + "/compare_norms";
 
 // About `bytes` of text in dir/fortunes (a line of words and a number, repeated).
 inline void write_fake_text(const std::string& dir, size_t bytes) {

@@ -23,8 +23,8 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kGPT = NL_BUILD_DIR "/train_gpt";
-const std::string kViT = NL_BUILD_DIR "/train_vit";
+const std::string kGPT = ::nl::test::build_dir() + "/train_gpt";
+const std::string kViT = ::nl::test::build_dir() + "/train_vit";
 
 struct Case {
   std::string flags;    // the bad part of the command line

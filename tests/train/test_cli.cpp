@@ -1,7 +1,7 @@
 // Tests of the train_gpt command line (apps/train_gpt.cpp), run as a program: each
 // kind of bad input prints exactly one line on stderr naming the problem and exits with
 // code 2, leaving the files already in --out as they were; --help exits 0 and lists the
-// flags. `make test` builds the program first; NL_BUILD_DIR names this build's folder.
+// flags. `make test` builds the program first; nl::test::build_dir() names this build's folder.
 #include <catch2/catch.hpp>
 
 #include "tensor/device.h"
@@ -23,15 +23,11 @@
 using Catch::Contains;
 namespace fs = std::filesystem;
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = NL_BUILD_DIR "/train_gpt";
+const std::string kProgram = ::nl::test::build_dir() + "/train_gpt";
 
 // Runs train_gpt with the given arguments, output captured.
 RunResult run(const std::string& args, const TempDir& scratch) { return run_program(kProgram, args, scratch); }
@@ -232,7 +228,7 @@ TEST_CASE("train_gpt --screen-dyt and screen_dyt stop at the screening step with
   CHECK(resumed.code == 0);
   CHECK_THAT(resumed.out, Contains("done: 4 steps"));
 
-  const std::string screen = NL_BUILD_DIR "/screen_dyt";
+  const std::string screen = ::nl::test::build_dir() + "/screen_dyt";
   RunResult help = run_program(screen, "--help", tmp);
   CHECK(help.code == 0);
   CHECK_THAT(help.out, Contains("0.43") && Contains("--screen-steps") && Contains("--emb-scale"));

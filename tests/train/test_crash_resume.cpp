@@ -27,7 +27,7 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = NL_BUILD_DIR "/train_gpt";
+const std::string kProgram = ::nl::test::build_dir() + "/train_gpt";
 
 void require_ready() {
   if (!fs::exists(kProgram)) FAIL(kProgram << " is not built");
@@ -231,7 +231,7 @@ TEST_CASE("crash: --checkpoint-every N --keep-checkpoints K keeps the newest K, 
 }
 
 TEST_CASE("crash: train_vit too saves on SIGTERM, keeps its checkpoints and resumes", "[crash]") {
-  const std::string vit = NL_BUILD_DIR "/train_vit";
+  const std::string vit = ::nl::test::build_dir() + "/train_vit";
   REQUIRE(fs::exists(vit));
   FakeVitRun f;
   const std::string out = f.tmp.sub("run");

@@ -18,8 +18,8 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kGPT = NL_BUILD_DIR "/train_gpt";
-const std::string kViT = NL_BUILD_DIR "/train_vit";
+const std::string kGPT = ::nl::test::build_dir() + "/train_gpt";
+const std::string kViT = ::nl::test::build_dir() + "/train_vit";
 
 // The log with the named speed column blanked.
 std::vector<std::vector<std::string>> log_without(const std::string& path, const std::string& speed_column) {

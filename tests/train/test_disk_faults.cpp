@@ -24,7 +24,7 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = fs::absolute(NL_BUILD_DIR "/train_gpt").string();
+const std::string kProgram = fs::absolute(::nl::test::build_dir() + "/train_gpt").string();
 // dim 16: a 92 KiB checkpoint
 const std::string kRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 5 --eval-batches 1 --threads 1 --quiet "

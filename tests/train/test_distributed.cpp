@@ -29,7 +29,7 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kPlain = NL_BUILD_DIR "/train_gpt";
+const std::string kPlain = ::nl::test::build_dir() + "/train_gpt";
 
 void require_ready() {
   REQUIRE_RESOURCE(missing_mpi());

@@ -32,13 +32,9 @@ using namespace nl::test;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 namespace {
 
-const std::string kProgram = NL_BUILD_DIR "/fold_ln";
+const std::string kProgram = ::nl::test::build_dir() + "/fold_ln";
 
 void require_ready() {
   if (!fs::exists(kProgram)) FAIL(kProgram << " is not built (make " << kProgram << ")");

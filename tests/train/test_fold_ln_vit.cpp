@@ -19,13 +19,9 @@ using namespace nl::test;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 namespace {
 
-const std::string kFoldLn = NL_BUILD_DIR "/fold_ln";
+const std::string kFoldLn = ::nl::test::build_dir() + "/fold_ln";
 
 // A 2-layer ViT that trains 40 steps in about a second on one thread.
 ViTRunConfig tiny_vit(const std::string& out_dir, const std::string& norm) {

@@ -132,7 +132,7 @@ TEST_CASE("nonfinite: a skipped step leaves parameters and optimizer alone; ten 
 
 namespace {
 
-const std::string kProgram = NL_BUILD_DIR "/train_gpt";
+const std::string kProgram = ::nl::test::build_dir() + "/train_gpt";
 const std::string kRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 5 --eval-batches 1 --threads 1 --quiet "
     "--act-stats-every 0 --warmup 0 --steps 30 --checkpoint-every 5";

@@ -32,7 +32,7 @@ TEST_CASE("program flags: every program in apps/ refuses bad flags with exit 2, 
   const std::vector<std::string> programs = programs_in_apps();
   REQUIRE(programs.size() >= 7);
   for (const std::string& name : programs) {
-    const std::string program = fs::absolute(NL_BUILD_DIR "/" + name).string();
+    const std::string program = fs::absolute(build_dir() + "/" + name).string();
     INFO(program);
     REQUIRE(fs::exists(program));
     TempDir tmp;

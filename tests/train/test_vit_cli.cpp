@@ -24,16 +24,12 @@
 using Catch::Contains;
 namespace fs = std::filesystem;
 
-#ifndef NL_BUILD_DIR
-#define NL_BUILD_DIR "build/release"
-#endif
-
 using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = NL_BUILD_DIR "/train_vit";
-const std::string kCompare = NL_BUILD_DIR "/compare_vit";
+const std::string kProgram = ::nl::test::build_dir() + "/train_vit";
+const std::string kCompare = ::nl::test::build_dir() + "/compare_vit";
 
 RunResult run(const std::string& args, const TempDir& scratch, const std::string& program = kProgram) {
   return run_program(program, args, scratch);
