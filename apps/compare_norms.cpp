@@ -10,8 +10,8 @@
 using namespace nl;
 
 int main(int argc, char** argv) {
+  install_stop_signals("compare_norms");
   return run_program("compare_norms", [&] {
-    install_stop_signals();
     return compare_norms_main(std::vector<std::string>(argv + 1, argv + argc));
   });
 }

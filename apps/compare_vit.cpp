@@ -10,8 +10,8 @@
 using namespace nl;
 
 int main(int argc, char** argv) {
+  install_stop_signals("compare_vit");
   return run_program("compare_vit", [&] {
-    install_stop_signals();
     return compare_vit_main(std::vector<std::string>(argv + 1, argv + argc));
   });
 }

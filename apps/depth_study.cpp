@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
   dist::init(&argc, &argv);  // under mpirun the ranks share the grid (studies/grid/grid.h)
   const int code = run_program("depth_study", [&] {
-    install_stop_signals();
+    install_stop_signals("depth_study");
     return depth_study_main(std::vector<std::string>(argv + 1, argv + argc));
   });
   dist::finalize();

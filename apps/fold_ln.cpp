@@ -3,10 +3,12 @@
 #include "studies/fold/fold_checkpoint.h"
 #include "tensor/threads.h"
 #include "train/flags/program.h"
+#include "train/safety/stop_signals.h"
 
 using namespace nl;
 
 int main(int argc, char** argv) {
+  install_stop_signals("fold_ln");
   prefer_spinning_threads(argv);
   return run_program("fold_ln", [&] { return fold_ln_main(std::vector<std::string>(argv + 1, argv + argc)); });
 }

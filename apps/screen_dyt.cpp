@@ -14,10 +14,12 @@
 #include "tensor/threads.h"
 #include "train/flags/gpt_flags.h"
 #include "train/flags/program.h"
+#include "train/safety/stop_signals.h"
 
 using namespace nl;
 
 int main(int argc, char** argv) {
+  install_stop_signals("screen_dyt", "before training started (no file was written)");
   prefer_spinning_threads(argv);
   return run_program("screen_dyt", [&] {
     FlagParser p("screen_dyt",

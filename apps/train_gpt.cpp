@@ -29,7 +29,6 @@ int train(int argc, char** argv) {
   if (!p.parse(argc, argv)) return 0;
   c.config_json = p.config_json();
   dist::set_collective_timeout(command.dist_timeout);
-  install_stop_signals();
   if (command.screen) {
     std::printf("%s", screen_message(screen_dyt(c, command.screening.steps, command.screening.batches)).c_str());
     return 0;
@@ -60,6 +59,7 @@ int train(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  install_stop_signals("train_gpt", "before training started (no file was written)");
   prefer_spinning_threads(argv);
   dist::init(&argc, &argv);
   const int code = run_program("train_gpt", [&] { return train(argc, argv); });

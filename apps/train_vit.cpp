@@ -14,6 +14,7 @@
 using namespace nl;
 
 int main(int argc, char** argv) {
+  install_stop_signals("train_vit", "before training started (no file was written)");
   prefer_spinning_threads(argv);
   return run_program("train_vit", [&] {
     FlagParser p("train_vit", "Train a ViT on Debian's Fashion-MNIST and compare normalization layers.");
@@ -22,7 +23,6 @@ int main(int argc, char** argv) {
     ViTRunConfig& c = command.run;
     if (!p.parse(argc, argv)) return 0;
     c.config_json = p.config_json();
-    install_stop_signals();
     ViTRunResult r = run_vit(c);
     if (const int code = report_run_end("train_vit", r.end)) return code;
     if (r.tested)

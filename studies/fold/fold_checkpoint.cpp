@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "autograd/ops.h"
@@ -18,7 +17,10 @@
 #include "train/flags/families.h"
 #include "train/gpt/sampling.h"
 #include "train/io/checkpoint.h"
+#include "train/io/files.h"
+#include "train/io/run_dir.h"
 #include "train/io/safetensors.h"
+#include "train/safety/limits.h"
 
 namespace nl {
 namespace fs = std::filesystem;
@@ -84,9 +86,9 @@ void write_folded(Module& ln, Module& folded, const AdamW& optim, const Checkpoi
   meta["folded_from"] = in;
 
   const std::string out = (fs::path(out_dir) / "checkpoint.safetensors").string();
-  fs::create_directories(out_dir);
+  create_out_dir(out_dir);
   save_checkpoint(out, folded_flat, folded_optim, info.step, batch_gen, meta);
-  std::ofstream(fs::path(out_dir) / "fold_report.txt") << report;
+  write_text_file((fs::path(out_dir) / "fold_report.txt").string(), report);
   std::printf("wrote %s (cbwc, step %lld)\n", out.c_str(), (long long)info.step);
 }
 
@@ -124,9 +126,30 @@ Folding<Model> load_and_fold(const Config& config, const std::string& in, const 
   return f;
 }
 
+// Before the two models are built from what the checkpoint's metadata claims: both
+// with their flat buffers and moments, the file read whole twice, the check's forward and
+// its data.
+void check_fold_memory(const std::string& in, int64_t layers, int64_t dim, double model_parameters,
+                       double check_bytes, const std::string& data, double data_bytes) {
+  // a checkpoint holds every parameter and its two moments in float: a file under 4 bytes
+  // a parameter cannot be of the model its metadata claims, whatever memory there is
+  const double file = file_bytes(in);
+  NL_CHECK(file >= 4.0 * model_parameters, "checkpoint ", in, ": its metadata describes a model of ", layers,
+           " layers of width ", dim, " (about ", gib(4.0 * model_parameters), " of weights alone), but the file holds ",
+           (int64_t)file, " bytes: its metadata is corrupt");
+  check_memory_estimate({{"checkpoint " + in + ": the model its metadata describes (" + std::to_string(layers) +
+                              " layers of width " + std::to_string(dim) + "), loaded and folded beside it",
+                          2.0 * kStateBytesPerParameter * model_parameters},
+                         {"checkpoint " + in + " (read whole, twice)", 2.0 * file_bytes(in)},
+                         {"the check's forward", check_bytes},
+                         {"--data " + data + " (read whole)", data_bytes}});
+}
+
 void fold_gpt_checkpoint(const std::string& in, const std::string& model_json, const std::string& out_dir,
                          const std::string& data_dir) {
   const GPTConfig config = gpt_config_from_json(model_json);
+  check_fold_memory(in, config.layers, config.dim, gpt_parameters(config), gpt_forward_bytes(config, 8, false), data_dir,
+                    3.0 * folder_bytes(data_dir));
   Folding<GPT> f = load_and_fold<GPT>(config, in, model_json, detect_gpt, fold_gpt);
   GPT &ln = *f.ln, &folded = *f.folded;
   // the check: held-out text when the data is there (8 windows of the validation
@@ -188,6 +211,9 @@ ClassCheck compare_classes(ViT& a, ViT& b, const ImageSet& set, float mean, floa
 void fold_vit_checkpoint(const std::string& in, const std::string& model_json, const std::string& out_dir,
                          const std::string& data_dir, const std::map<std::string, std::string>& metadata) {
   const ViTConfig config = vit_config_from_json(model_json);
+  // the check evaluates the 10 000 test images 500 at a time, from the 70 000 read whole
+  check_fold_memory(in, config.layers, config.dim, vit_parameters(config), vit_forward_bytes(config, 500, false), data_dir,
+                    2.0 * 70000.0 * (double)(config.image * config.image + 1));
   Folding<ViT> f = load_and_fold<ViT>(config, in, model_json, detect_vit, fold_vit);
   // the pixels are standardised with the training split's statistics, which depend on
   // the run's validation split: read it back from the run's configuration
@@ -221,7 +247,8 @@ int fold_ln_main(const std::vector<std::string>& args) {
   std::string in = "runs/ln", out_dir = "runs/ln_folded", data_dir;
   int threads = 2;
   p.text("--in", in, "the ln checkpoint: a .safetensors file, or a run directory holding checkpoint.safetensors");
-  p.text("--out", out_dir, "directory to write checkpoint.safetensors and fold_report.txt into", FlagRole::Setting);
+  p.text("--out", out_dir, "a new directory to write checkpoint.safetensors and fold_report.txt into (one holding a "
+         "run is refused)", FlagRole::Setting);
   add_data_flag(p, data_dir,
                 "the check's data: GPT, fortunes text (its validation split; random tokens if missing), default "
                 "/usr/share/games/fortunes; ViT, Fashion-MNIST (its test set), default " +
@@ -231,8 +258,8 @@ int fold_ln_main(const std::vector<std::string>& args) {
   set_num_threads(threads);
   if (fs::is_directory(in)) in = (fs::path(in) / "checkpoint.safetensors").string();
   NL_CHECK(fs::is_regular_file(in), "no checkpoint at ", in);
-  const std::string out = (fs::path(out_dir) / "checkpoint.safetensors").string();
-  NL_CHECK(!fs::exists(out) || !fs::equivalent(in, out), "--out ", out_dir, " would overwrite the input checkpoint");
+  // the folded checkpoint is a run's; it never replaces one (the input's included)
+  check_fresh_folder(out_dir, "--out", false, false);
 
   const SafetensorsFile file = load_safetensors(in);
   auto model_meta = file.metadata.find("model");

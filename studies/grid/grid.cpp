@@ -13,13 +13,13 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "studies/grid/commands.h"
 #include "tensor/error.h"
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
+#include "train/io/run_dir.h"
 #include "train/loop/progress.h"
 #include "train/safety/distributed.h"
 #include "train/safety/stop_signals.h"
@@ -33,26 +33,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The cell's full command line: its flags, then what the grid sets for every cell.
-std::vector<std::string> full_args(const GridCell& cell, const GridOptions& o, bool resume) {
+// What a cell's folder holds: nothing of a run; its finished run; its run stopped after
+// a checkpoint; its run stopped before the first checkpoint (nothing to continue).
+enum class Found { Nothing, Finished, Unfinished, Unstarted };
+
+// The cell's full command line: its flags, then what the grid sets for every cell, and
+// what continues its folder: --resume after a checkpoint, --overwrite where its run
+// stopped before one (the same recipe, nothing trained to keep), neither for an empty
+// folder (so that a run that appeared there meanwhile is refused, not replaced).
+std::vector<std::string> full_args(const GridCell& cell, const GridOptions& o, Found found) {
   std::vector<std::string> a = cell.args;
   for (const std::string& s : {std::string("--out"), cell.out_dir, std::string("--threads"), std::to_string(o.threads),
                                std::string("--quiet")})
     a.push_back(s);
-  if (resume) a.push_back("--resume");
+  if (found == Found::Unfinished) a.push_back("--resume");
+  if (found == Found::Unstarted) a.push_back("--overwrite");
   return a;
 }
-
-// What a cell's folder holds.
-enum class Found { Nothing, Finished, Unfinished };
 
 // Compares the recipe the folder's config.json records with the cell's; throws naming
 // the first flag that differs.
 Found inspect(const GridCell& cell, const nlohmann::ordered_json& wanted) {
   const std::string config = cell.out_dir + "/config.json";
   if (!fs::exists(config)) {
-    NL_CHECK(!fs::exists(cell.out_dir) || fs::is_empty(cell.out_dir), "grid: cell ", cell.label, ": ", cell.out_dir,
-             " holds files but no config.json (not a run of this grid); use another --out");
+    const std::vector<std::string> files = run_files(cell.out_dir);
+    NL_CHECK(files.empty(), "grid: cell ", cell.label, ": ", cell.out_dir, " holds a run's files (", files.front(),
+             ") but no config.json (not a run of this grid); use another --out");
     return Found::Nothing;
   }
   nlohmann::ordered_json had;
@@ -66,17 +72,16 @@ Found inspect(const GridCell& cell, const nlohmann::ordered_json& wanted) {
   TrainVitCommand vit;
   if (cell.program == "train_gpt") add_train_gpt_flags(p, gpt);
   else add_train_vit_flags(p, vit);
-  // a flag the older run did not record (one that came with a later version, such as a
-  // newly registered norm's option) counts as its default there
-  const nlohmann::ordered_json defaults = p.values();
-  for (const std::string& key : p.recipe_keys()) {
-    const auto w = wanted.find(key);
-    const nlohmann::ordered_json there = had.contains(key) ? had[key] : defaults[key];
-    NL_CHECK(w != wanted.end() && there == *w, "grid: cell ", cell.label, ": ", cell.out_dir,
-             " holds a run of another recipe (", flag_of_key(key), " ", there.dump(), " there, ",
-             w != wanted.end() ? w->dump() : "unset", " here); use another --out or remove that folder");
+  // a flag the older run did not record counts as its default there
+  const std::string difference = first_recipe_difference(had, wanted, p.recipe_keys(), p.values(), "there", "here");
+  NL_CHECK(difference.empty(), "grid: cell ", cell.label, ": ", cell.out_dir, " holds a run of another recipe (",
+           difference, "); use another --out or remove that folder");
+  if (fs::exists(cell.out_dir + "/result.json")) {
+    NL_CHECK(read_result(cell.out_dir).is_object(), "grid: cell ", cell.label, ": ", cell.out_dir,
+             "/result.json is not a run's result; remove it to run the cell again");
+    return Found::Finished;
   }
-  return fs::exists(cell.out_dir + "/result.json") ? Found::Finished : Found::Unfinished;
+  return fs::exists(cell.out_dir + "/checkpoint.safetensors") ? Found::Unfinished : Found::Unstarted;
 }
 
 struct Running {
@@ -139,14 +144,19 @@ void drain(Running& r) {
   }
 }
 
-// The last step a run has logged: the first field of the last whole line of log.csv.
+// The last step a run has logged: the first field of the last whole line of log.csv
+// (0 while there is none, or the file cannot be read).
 int64_t steps_logged(const std::string& out_dir) {
-  std::ifstream in(out_dir + "/log.csv");
-  std::string line, last;
-  std::getline(in, line);  // the header
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last.empty() ? 0 : std::atoll(last.c_str());
+  std::string text;
+  try {
+    text = read_text_file(out_dir + "/log.csv", "log", int64_t(1) << 34);
+  } catch (const Error&) {
+    return 0;
+  }
+  const size_t header_end = text.find('\n'), last_end = text.rfind('\n');
+  if (header_end == std::string::npos || last_end == header_end) return 0;
+  const size_t start = text.rfind('\n', last_end - 1) + 1;
+  return std::atoll(text.c_str() + start);
 }
 
 }  // namespace
@@ -163,8 +173,8 @@ nlohmann::json read_result(const std::string& out_dir) {
   if (!fs::exists(path)) return nullptr;
   try {
     return nlohmann::json::parse(read_text_file(path, "result", 16 << 20));
-  } catch (const std::exception&) {
-    return nullptr;
+  } catch (const nlohmann::json::exception& e) {
+    fail("grid: ", path, " is not valid JSON (", e.what(), ")");
   }
 }
 
@@ -175,7 +185,7 @@ std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cell
     NL_CHECK(folders.emplace(cell.out_dir, cell.label).second, "grid: cells ", folders[cell.out_dir], " and ",
              cell.label, " share the folder ", cell.out_dir);
     try {
-      out.push_back(check_command(cell.program, full_args(cell, GridOptions{}, false)));
+      out.push_back(check_command(cell.program, full_args(cell, GridOptions{}, Found::Nothing)));
     } catch (const Error& e) {
       fail("grid: cell ", cell.label, ": ", e.what());
     }
@@ -214,6 +224,8 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
     if (!outcomes[i].kept && mine[i]) total_work += work[i];
 
   ProgressLine progress(o.quiet);
+  // a signal now stops the cells, which save their checkpoints, before the grid ends
+  StopSignalWindow window;
   std::map<pid_t, Running> running;
   size_t next = 0, finished = 0, to_run = 0;
   for (size_t i = 0; i < cells.size(); ++i) to_run += !outcomes[i].kept && mine[i];
@@ -236,7 +248,7 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
       const size_t i = next++;
       if (outcomes[i].kept || !mine[i]) continue;
       Running r{i, -1, "", Clock::now()};
-      const pid_t pid = spawn(programs[cells[i].program], full_args(cells[i], o, found[i] == Found::Unfinished), r.err_fd);
+      const pid_t pid = spawn(programs[cells[i].program], full_args(cells[i], o, found[i]), r.err_fd);
       running.emplace(pid, std::move(r));
     }
     if (running.empty()) break;

@@ -8,8 +8,11 @@
 //
 // A cell whose folder already holds its finished run (result.json, and a config.json
 // with the same recipe) is kept as it is; one that holds an unfinished run of the same
-// recipe is resumed; one that holds a run of another recipe stops the study before
-// anything runs, naming the cell and the first flag that differs. SIGINT/SIGTERM reach
+// recipe is resumed (--resume) from its checkpoint, or started again (--overwrite) when
+// it stopped before its first one; one that holds a run of another recipe stops the
+// study before anything runs, naming the cell and the first flag that differs. A cell
+// with an empty or missing folder runs with neither flag, so a run that appears there in
+// the meantime is refused by the program rather than replaced. SIGINT/SIGTERM reach
 // the running cells (each writes its checkpoint), and the study ends; the same command
 // later continues where it stopped.
 //
@@ -68,7 +71,8 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
 // The file beside this running program: the grid's programs live in the same build folder.
 std::string sibling_program(const std::string& name);
 
-// A finished cell's result.json (null when absent or unreadable).
+// A finished cell's result.json (null when absent; throws naming it when it is not a
+// regular file or not JSON).
 nlohmann::json read_result(const std::string& out_dir);
 
 }  // namespace nl

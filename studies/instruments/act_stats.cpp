@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "studies/instruments/metrics.h"
+#include "train/io/files.h"
 
 namespace nl {
 
@@ -118,8 +118,7 @@ void write_act_stats(std::FILE* out, int64_t step, const std::vector<ActStat>& r
 }
 
 std::vector<std::pair<int64_t, ActStat>> read_act_stats(const std::string& path) {
-  std::ifstream in(path);
-  NL_CHECK(in.good(), "act_stats: cannot read ", path);
+  std::istringstream in(read_text_file(path, "act_stats", int64_t(1) << 30));
   std::string line;
   std::getline(in, line);
   NL_CHECK(line == act_stats_header(), "act_stats: ", path, " does not start with the header '", act_stats_header(),

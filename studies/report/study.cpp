@@ -13,6 +13,7 @@
 
 #include "studies/report/verdicts.h"
 #include "tensor/error.h"
+#include "train/io/files.h"
 
 namespace nl {
 
@@ -41,7 +42,9 @@ std::string fmt(double v, const char* format) {
 
 std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path, int column) {
   std::vector<std::pair<int64_t, std::string>> out;
-  std::ifstream in(log_path);
+  // a cell refused before its first write has no log: no curve
+  if (!std::filesystem::exists(log_path)) return out;
+  std::istringstream in(read_text_file(log_path, "log", int64_t(1) << 30));
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {

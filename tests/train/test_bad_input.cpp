@@ -154,7 +154,9 @@ TEST_CASE("bad input: train_gpt refuses every wrong, negative, zero or out-of-ra
   const std::string out = tmp.sub("out");
   fs::create_directories(out);
   write_bytes(out + "/log.csv", "step,train_loss\n1,9.99\n");
-  run_table(kGPT, kGptTiny, kGptRanges, out, tmp);
+  // --overwrite: a refused run deletes nothing of the run it was to replace
+  const std::string base = kGptTiny + " --overwrite";
+  run_table(kGPT, base, kGptRanges, out, tmp);
   for (const Case& c : std::vector<Case>{{"--norm layernorm", "layernorm"},
                                          {"--norm ''", "norm"},
                                          {"--block post", "post"},
@@ -168,33 +170,35 @@ TEST_CASE("bad input: train_gpt refuses every wrong, negative, zero or out-of-ra
                                          {"--data /etc/hostname", "/etc/hostname"},  // a file, not a folder
                                          {"--data " + tmp.sub("empty_dir"), "empty_dir"},
                                          {"--out /etc/hostname/run", "/etc/hostname"}})
-    expect_refused(kGPT, kGptTiny + " " + c.flags, out, c.needle, tmp);
+    expect_refused(kGPT, base + " " + c.flags, out, c.needle, tmp);
 }
 
 TEST_CASE("bad input: train_vit refuses every wrong, negative, zero or out-of-range flag value", "[badinput][cli]") {
   if (!built()) return;
   VitFixture f;
-  run_table(kViT, f.tiny, kVitRanges, f.out, f.tmp);
+  const std::string base = f.tiny + " --overwrite";  // the run in f.out must survive every refusal
+  run_table(kViT, base, kVitRanges, f.out, f.tmp);
   for (const Case& c : std::vector<Case>{{"--norm batchnorm", "batchnorm"},
                                          {"--on-nonfinite maybe", "--on-nonfinite"},
                                          {"--flip=1", "--flip"},
                                          {"--bogus", "--bogus"},
                                          {"--data /nonexistent/fmnist", "/nonexistent/fmnist"}})
-    expect_refused(kViT, f.tiny + " " + c.flags, f.out, c.needle, f.tmp);
+    expect_refused(kViT, base + " " + c.flags, f.out, c.needle, f.tmp);
 }
 
 TEST_CASE("bad input: the values valid on purpose train (exit 0)", "[badinput][cli][needs-fortunes]") {
   if (!built()) return;
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
+  int n = 0;
   for (const auto& flags : kGptAccepted) {
-    RunResult r = run_program(kGPT, kGptTiny + " " + flags + " --out " + tmp.sub("ok"), tmp);
+    RunResult r = run_program(kGPT, kGptTiny + " " + flags + " --out " + tmp.sub("ok" + std::to_string(n++)), tmp);
     INFO("train_gpt " << flags << "\nstderr: " << r.err);
     CHECK(r.code == 0);
   }
   VitFixture f;
   for (const auto& flags : kVitAccepted) {
-    RunResult r = run_program(kViT, f.tiny + " " + flags + " --out " + f.tmp.sub("ok"), f.tmp);
+    RunResult r = run_program(kViT, f.tiny + " " + flags + " --out " + f.tmp.sub("ok" + std::to_string(n++)), f.tmp);
     INFO("train_vit " << flags << "\nstderr: " << r.err);
     CHECK(r.code == 0);
   }
@@ -205,9 +209,10 @@ TEST_CASE("bad input: missing, unreadable and corrupt Fashion-MNIST files", "[ba
   VitFixture f;
   const std::string images = f.data + "/train-images-idx3-ubyte.gz";
   const std::string good = read_bytes(images);
+  const std::string base = f.tiny + " --overwrite";  // the run in f.out must survive every refusal
   auto with_images = [&](const std::string& bytes, const std::string& needle) {
     write_bytes(images, bytes);
-    expect_refused(kViT, f.tiny, f.out, needle, f.tmp);
+    expect_refused(kViT, base, f.out, needle, f.tmp);
   };
   with_images("", "train-images-idx3-ubyte.gz");                     // empty
   with_images(good.substr(0, good.size() / 2), "truncated");          // gzip stream cut short
@@ -216,9 +221,9 @@ TEST_CASE("bad input: missing, unreadable and corrupt Fashion-MNIST files", "[ba
   flipped[good.size() / 2] ^= 0x55;                                   // corrupt deflate data
   with_images(flipped, "train-images-idx3-ubyte.gz");
   fs::remove(images);
-  expect_refused(kViT, f.tiny, f.out, "train-images-idx3-ubyte.gz", f.tmp);  // missing
-  fs::create_directory(images);                                       // a folder in its place
-  expect_refused(kViT, f.tiny, f.out, "train-images-idx3-ubyte.gz", f.tmp);
+  expect_refused(kViT, base, f.out, "train-images-idx3-ubyte.gz", f.tmp);  // missing
+  fs::create_directory(images);                                     // a folder in its place
+  expect_refused(kViT, base, f.out, "train-images-idx3-ubyte.gz", f.tmp);
 }
 
 namespace {
@@ -277,9 +282,10 @@ TEST_CASE("bad input: every kind of corrupt or foreign checkpoint is refused by 
       {edit_header(good, "\"data_offsets\":[9024,13120]", "\"data_offsets\":[9020,13116]"), "overlap"},
       {edit_header(good, "\"data_offsets\":[74048,90432]", "\"data_offsets\":[4074048,4090432]"), "past the end"},
       {edit_header(good, "\"ln_f.bias\"", "\"ln_f.bias2\""), "ln_f.bias"},
-      {edit_header(good, "\"step\":\"1\"", "\"step\":\"-1\""), "bad step"},
-      {edit_header(good, "\"format\":\"normlab-checkpoint-1\"", "\"format\":\"other\""), "unknown format"},
-      {nan_weights, "NaN"},
+      // caught by the metadata's checksum (test_checkpoint_integrity.cpp re-signs such edits)
+      {edit_header(good, "\"step\":\"1\"", "\"step\":\"-1\""), "does not match its checksum"},
+      {edit_header(good, "\"format\":\"normlab-checkpoint-2\"", "\"format\":\"other\""), "unknown format"},
+      {nan_weights, "does not match its checksum"},
   };
   int n = 0;
   for (const Case& c : files) {

@@ -101,7 +101,8 @@ TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused
   REQUIRE_RESOURCE(missing_fortunes());
   Fixture f;
   expect_error("--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
-  if (!nl::cuda_available()) expect_error("--device cuda " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
+  // --overwrite: the run in f.out is not replaced by a run that is refused
+  if (!nl::cuda_available()) expect_error("--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {
@@ -113,8 +114,8 @@ TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {
 TEST_CASE("train_gpt cli: missing data says how to install it", "[cli]") {
   if (!program_built()) return;
   Fixture f;
-  expect_error("--data /nonexistent/fortunes --steps 1 " + kTiny, f.out, {"/nonexistent/fortunes", "apt-get install fortunes"},
-               f.tmp);
+  expect_error("--data /nonexistent/fortunes --steps 1 --overwrite " + kTiny, f.out,
+               {"/nonexistent/fortunes", "apt-get install fortunes"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: an unknown flag is named", "[cli]") {

@@ -97,7 +97,8 @@ TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as 
   while (!finished && attempts < 12) {
     const bool kill_it = attempts < 6;
     std::vector<std::string> args = split_args(flags + " --out " + killed);
-    if (fs::exists(killed + "/checkpoint.safetensors")) args.push_back("--resume");
+    // as the grid does: continue after a checkpoint, start again where the kill came before one
+    args.push_back(fs::exists(killed + "/checkpoint.safetensors") ? "--resume" : "--overwrite");
     const pid_t pid = spawn_program(kProgram, args, tmp.sub("out.txt"), tmp.sub("err.txt"));
     REQUIRE(pid > 0);
     if (kill_it) {
@@ -222,8 +223,8 @@ TEST_CASE("crash: --checkpoint-every N --keep-checkpoints K keeps the newest K, 
   int files = 0;
   for (const auto& e : fs::directory_iterator(one)) files += e.path().extension() == ".safetensors";
   CHECK(files == 1);
-  // a fresh run into the folder drops the history of the run it replaces
-  r = run_program(kProgram, kRun + " --steps 4 --out " + out, tmp);
+  // a run replacing it (--overwrite) drops its history too
+  r = run_program(kProgram, kRun + " --steps 4 --overwrite --out " + out, tmp);
   REQUIRE(r.code == 0);
   CHECK_FALSE(fs::exists(out + "/checkpoint-step00000020.safetensors"));
   CHECK(checkpoint_step(out + "/checkpoint.safetensors") == 4);

@@ -97,6 +97,7 @@ TEST_CASE("train_vit cli: bad flags, norms and shapes are one-line errors that t
 TEST_CASE("train_vit cli: missing or broken data, and a validation split too large", "[vit]") {
   if (!program_built()) return;
   Fixture f;
+  f.tiny += " --overwrite";  // the run in f.out is not replaced by a run that is refused
   expect_error("--steps 1 " + f.tiny + " --data /nonexistent/fmnist", f.out,
                {"/nonexistent/fmnist/train-images-idx3-ubyte.gz", "apt-get install dataset-fashion-mnist"}, f.tmp);
   // the split is checked against the data: 200 training images
@@ -175,9 +176,9 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
   CHECK_THAT(a.out, Contains("stopped after 3 of 6"));
   CHECK_FALSE(fs::exists(split + "/confusion.csv"));
 
-  SECTION("a changed --batch or --seed is caught as another data order") {
-    expect_error(common + " --resume --batch 4", split, {"data order"}, f.tmp);
-    expect_error(common + " --resume --seed 5", split, {"data order"}, f.tmp);
+  SECTION("a changed --batch or --seed is caught as another recipe") {
+    expect_error(common + " --resume --batch 4", split, {"another recipe", "--batch 8 in the checkpoint, 4"}, f.tmp);
+    expect_error(common + " --resume --seed 5", split, {"another recipe", "--seed 1337 in the checkpoint, 5"}, f.tmp);
   }
   SECTION("another model is named") {
     expect_error(common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);

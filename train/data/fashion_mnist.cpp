@@ -1,5 +1,6 @@
 #include "train/data/fashion_mnist.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "tensor/error.h"
+#include "train/io/checksum.h"
+#include "train/io/files.h"
 
 namespace nl {
 
@@ -17,14 +20,24 @@ namespace {
 
 const char* kInstall = "install the data with: apt-get install dataset-fashion-mnist";
 
-// A gzip stream (zlib reads a plain file transparently), closed on every path.
+// A gzip stream (zlib reads a plain file transparently), closed on every path. The
+// file is opened without blocking and checked to be a regular file before zlib reads a
+// byte: a FIFO in its place would otherwise hang the program.
 class GzFile {
  public:
   explicit GzFile(const std::string& path) : path_(path) {
+    int fd = -1;
+    try {
+      fd = open_regular_file(path, "fashion-mnist");
+    } catch (const Error& e) {
+      fail(e.what(), "; ", kInstall);
+    }
     errno = 0;
-    f_ = gzopen(path.c_str(), "rb");
-    if (!f_)
-      fail("fashion-mnist: cannot open ", path, " (", errno ? std::strerror(errno) : "gzopen failed", "); ", kInstall);
+    f_ = gzdopen(fd, "rb");
+    if (!f_) {
+      ::close(fd);
+      fail("fashion-mnist: cannot open ", path, " (", errno ? std::strerror(errno) : "gzdopen failed", "); ", kInstall);
+    }
   }
   ~GzFile() { gzclose(f_); }
   GzFile(const GzFile&) = delete;
@@ -178,6 +191,11 @@ FashionMnist load_fashion_mnist(const std::string& dir, int64_t val_size, uint64
   ImageSet all = load_pair(dir, "train");
   FashionMnist d;
   d.test = load_pair(dir, "t10k");
+  for (const ImageSet* set : {&all, &d.test}) {
+    d.crc32 = crc32_bytes(set->pixels.data(), set->pixels.size(), d.crc32);
+    d.crc32 = crc32_bytes(set->labels.data(), set->labels.size(), d.crc32);
+    d.bytes += (int64_t)(set->pixels.size() + set->labels.size());
+  }
   const int64_t n = all.size();
   NL_CHECK(val_size > 0 && val_size < n, "--val-size must lie in [1, ", n - 1, "] (", n,
            " training images), got ", val_size);

@@ -31,7 +31,8 @@ struct IdxImages {
 };
 
 // One gzipped (or plain) IDX file. Throws nl::Error naming the file when it is
-// missing, not IDX of the right kind, truncated, corrupt or followed by extra bytes.
+// missing, not a regular file (a FIFO, a device), not IDX of the right kind, truncated,
+// corrupt or followed by extra bytes.
 IdxImages read_idx_images(const std::string& path);
 // Labels must lie in [0, num_classes).
 std::vector<uint8_t> read_idx_labels(const std::string& path, int num_classes = kFashionMnistClasses);
@@ -48,6 +49,10 @@ struct FashionMnist {
   ImageSet train, val, test;
   // Of the training split's pixels scaled to [0, 1]: x -> (x / 255 - mean) / std.
   float mean = 0, std = 1;
+  // The pixels and labels as read (training files, then test files): how many, and
+  // their crc32, which identify the data a run trained on.
+  int64_t bytes = 0;
+  uint32_t crc32 = 0;
 };
 
 // Reads {train,t10k}-{images-idx3,labels-idx1}-ubyte.gz from dir. The validation split

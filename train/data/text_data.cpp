@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
+
+#include "train/io/checksum.h"
+#include "train/io/files.h"
 
 namespace nl {
 
@@ -25,7 +26,9 @@ TextData load_fortunes(const std::string& dir, int64_t train_bytes) {
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && !ends_with(name, ".dat") && !ends_with(name, ".u8")) files.push_back(entry.path());
+    std::error_code type_ec;
+    if (!ends_with(name, ".dat") && !ends_with(name, ".u8") && !entry.is_directory(type_ec))
+      files.push_back(entry.path());
   }
   NL_CHECK(!ec, "load_fortunes: cannot list ", dir, ": ", ec.message());
   if (files.empty()) fail(missing);
@@ -33,14 +36,15 @@ TextData load_fortunes(const std::string& dir, int64_t train_bytes) {
 
   std::vector<uint8_t> all;
   for (const fs::path& p : files) {
-    std::ifstream in(p, std::ios::binary);
-    NL_CHECK(in, "load_fortunes: cannot open ", p.string());
-    all.insert(all.end(), std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    NL_CHECK(!in.bad(), "load_fortunes: reading ", p.string(), " failed");
+    // at most 1 GiB a file: the text is a few MB, and a batch indexes it with 32 bits
+    const std::string text = read_text_file(p.string(), "--data", int64_t(1) << 30);
+    all.insert(all.end(), text.begin(), text.end());
   }
 
   const size_t n_train = all.size() * 9 / 10;
   TextData out;
+  out.bytes = (int64_t)all.size();
+  out.crc32 = crc32_bytes(all.data(), all.size());
   out.train.assign(all.begin(), all.begin() + n_train);
   out.val.assign(all.begin() + n_train, all.end());
   if (train_bytes >= 0) {

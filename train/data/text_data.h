@@ -14,13 +14,18 @@ namespace nl {
 
 struct TextData {
   std::vector<uint8_t> train, val;
+  int64_t bytes = 0;   // the whole text as read, before the split and train_bytes
+  uint32_t crc32 = 0;  // of those bytes: with `bytes`, what identifies the data
 };
 
-// Concatenates, in sorted name order, every regular file at the top level of dir
-// except the `.dat` indexes and `.u8` links that strfile makes beside each text. The
-// first 90 % (rounded down) is train, the rest validation: split in one place rather
-// than interleaved, so validation windows never overlap training ones. train_bytes >= 0 keeps only the first train_bytes of the
-// training text (an error when there are fewer); -1 keeps all of it.
+// Concatenates, in sorted name order, every file at the top level of dir except the
+// `.dat` indexes and `.u8` links that strfile makes beside each text; folders in it
+// (Debian's off/) are not read. Each is opened without blocking and must be a regular
+// file (a link to one is): a FIFO, socket or device in its place is refused naming it.
+// The first 90 % (rounded down) is train, the rest validation: split in one place
+// rather than interleaved, so validation windows never overlap training ones.
+// train_bytes >= 0 keeps only the first train_bytes of the training text (an error when
+// there are fewer); -1 keeps all of it.
 TextData load_fortunes(const std::string& dir = "/usr/share/games/fortunes", int64_t train_bytes = -1);
 
 // Random windows of T + 1 consecutive bytes: inputs are the first T, targets the last T

@@ -72,7 +72,15 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
            FlagRole::Setting);
   // not recorded: a run rerun from its config.json goes where the new command says
   p.text("--out", c.out_dir, "output directory", FlagRole::Control);
-  p.toggle("--resume", c.resume, "continue from DIR/checkpoint.safetensors", FlagRole::Control);
+  p.toggle("--resume", c.resume, "continue the run in --out from its checkpoint.safetensors (same recipe)",
+           FlagRole::Control);
+  p.toggle("--overwrite", c.overwrite, "replace the run in --out: its files are deleted once every check has passed",
+           FlagRole::Control);
+  // recorded, but not a recipe a resumed run must repeat: the checkpoint holds what it gave
+  p.text("--init-from", c.init_from,
+         "start from the weights in this safetensors file (the model's parameter names and shapes; a fresh "
+         "optimizer)",
+         FlagRole::Setting);
   p.integer("--stop-after", c.stop_after, -1, kMaxSteps, "stop after this step, writing the checkpoint (-1: run all)",
             FlagRole::Control);
   p.toggle("--quiet", c.quiet, "no progress lines", FlagRole::Control);
@@ -84,6 +92,11 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
       "--on-nonfinite", to_string(c.safety.on_nonfinite),
       [&c](const std::string& v) { c.safety.on_nonfinite = parse_nonfinite_action(v); },
       "on a NaN/inf loss or gradient: stop (keeping the last checkpoint) | skip the step", FlagRole::Setting);
+  p.check([&c] {
+    NL_CHECK(!(c.resume && c.overwrite), "--resume continues the run in --out and --overwrite replaces it: give one");
+    NL_CHECK(!(c.resume && !c.init_from.empty()),
+             "--init-from starts a new run from weights and --resume continues one from its checkpoint: give one");
+  });
 }
 
 void add_data_flag(FlagParser& p, std::string& dir, const std::string& what) {

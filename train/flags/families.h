@@ -25,7 +25,8 @@ void add_norm_flags(FlagParser& p, NormConfig& norm);
 void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps = 1);
 
 // How the run runs and is kept safe: --eval-every --threads --device --out --resume
-// --stop-after --quiet --checkpoint-every --keep-checkpoints --on-nonfinite.
+// --overwrite --init-from --stop-after --quiet --checkpoint-every --keep-checkpoints
+// --on-nonfinite.
 void add_run_flags(FlagParser& p, TrainConfig& c);
 
 // --threads alone, for the programs that train nothing themselves (fold_ln, the studies'
@@ -37,5 +38,18 @@ void add_seed_flag(FlagParser& p, uint64_t& seed);
 
 // --data: the folder a model's data comes from.
 void add_data_flag(FlagParser& p, std::string& dir, const std::string& what);
+
+// The keys of the Recipe flags (FlagParser::recipe_keys) that `add` declares, what a
+// resumed run of a config made in code must not change; and in `defaults` their values
+// for a default Config (FlagParser::values, as JSON), what a run recorded by an older
+// version without one of the flags had.
+template <class Config>
+std::vector<std::string> recipe_keys_of(void (*add)(FlagParser&, Config&), std::string& defaults) {
+  FlagParser p("", "");
+  Config c;
+  add(p, c);
+  defaults = p.values().dump();
+  return p.recipe_keys();
+}
 
 }  // namespace nl

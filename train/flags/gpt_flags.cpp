@@ -52,17 +52,8 @@ void add_gpt_run_flags(FlagParser& p, GPTRunConfig& c) {
              c.model.context, " (or be -1: all), got ", c.train_bytes);
     NL_CHECK(c.batch % dist::world_size() == 0, "--batch ", c.batch, " (the global batch) must divide by the ",
              dist::world_size(), " ranks");
-    // parameters, gradients and two AdamW moments; per layer about 20 (B, T, dim)
-    // activations and 3 (B, heads, T, T) attention maps are kept for the backward
-    // pass, plus the logits
-    const GPTConfig& m = c.model;
-    const double d = (double)m.dim, L = (double)m.layers, T = (double)m.context;
-    const double B = (double)std::max(c.batch, c.eval_batch_size), V = (double)m.vocab;
-    const double params = 12.0 * L * d * d + (V + T) * d;
-    const double activations = L * (20.0 * B * T * d + 3.0 * B * (double)m.heads * T * T) + 3.0 * B * T * V;
-    check_memory_estimate(4.0 * (4.0 * params + activations),
-                          "the model (--layers, --dim, --heads, --seq) at --batch " + std::to_string(c.batch));
-    m.validate();
+    c.model.validate();
+    check_memory_estimate(gpt_run_memory(c));
   });
 }
 

@@ -31,18 +31,8 @@ void add_vit_run_flags(FlagParser& p, ViTRunConfig& c) {
     NL_CHECK(c.model.image == 28 && c.model.channels == 1 && c.model.classes == kFashionMnistClasses,
              "vit run: Fashion-MNIST needs image 28, channels 1, classes 10");
     NL_CHECK(c.steps > 0 || c.epochs > 0, "--steps or --epochs must be positive");
-    // parameters, gradients, two AdamW moments; per layer about 20 (B, N, dim)
-    // activations and 3 (B, heads, N, N) attention maps for the backward pass (N tokens
-    // per image)
-    const ViTConfig& m = c.model;
-    const double d = (double)m.dim, L = (double)m.layers;
-    const double N = (double)(m.image / m.patch) * (double)(m.image / m.patch) + 1;
-    const double B = (double)std::max(c.batch, c.eval_batch);
-    const double params = 12.0 * L * d * d + (double)(m.patch * m.patch) * d + N * d;
-    const double activations = L * (20.0 * B * N * d + 3.0 * B * (double)m.heads * N * N);
-    check_memory_estimate(4.0 * (4.0 * params + activations),
-                          "the model (--layers, --dim, --heads, --patch) at --batch " + std::to_string(c.batch));
-    m.validate();
+    c.model.validate();
+    check_memory_estimate(vit_run_memory(c));
   });
 }
 

@@ -9,6 +9,7 @@
 #include "train/data/text_data.h"
 #include "train/gpt/gpt_run_config.h"
 #include "train/loop/residual_rms.h"
+#include "train/io/checksum.h"
 #include "train/loop/task.h"
 
 namespace nl {
@@ -31,6 +32,7 @@ class GPTTask : public TrainTask {
   Var loss(const Tensor& x, const Tensor& y) override;
   const Generator& batch_generator() const override { return batcher_->generator(); }
   void resume_batches(int64_t step, int64_t batch, const Generator& saved) override;
+  std::string data_fingerprint() const override { return nl::data_fingerprint(data_.bytes, data_.crc32); }
   std::map<std::string, std::string> extra_state() const override;
   void restore_extra_state(const std::map<std::string, std::string>& metadata) override;
   std::vector<std::string> eval_columns() const override { return {"val_loss"}; }

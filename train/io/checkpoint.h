@@ -1,8 +1,14 @@
 // A training checkpoint in safetensors: every parameter under its dotted name, the
 // AdamW moments as "optim.m" / "optim.v" (flat, in the parameter buffer's order), and in
-// the metadata the step, the run's config (JSON) and the batch generator's state.
-// Loading checks that the file fits the model: same names, same shapes.
+// the metadata the step, the run's config (JSON), the batch generator's state, and the
+// checksums that let a load refuse a corrupt file:
+//   tensor_crc32    {"name": "crc32 of its bytes as stored (8 hex digits)", ...}
+//   metadata_crc32  the crc32 of every other metadata entry ("key=value\n", in name order)
+// Loading checks, before anything changes: the format, the checksums (a mismatch names
+// the tensor or the metadata), the model description, names and shapes, and the values
+// (no NaN or infinity anywhere, no negative second moment, which no training writes).
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +19,8 @@
 
 namespace nl {
 
+constexpr const char* kCheckpointFormat = "normlab-checkpoint-2";
+
 void save_checkpoint(const std::string& path, const FlatParameters& params, const AdamW& optim, int64_t step,
                      const Generator& batch_gen, const std::map<std::string, std::string>& extra_metadata);
 
@@ -21,11 +29,27 @@ struct CheckpointInfo {
   std::map<std::string, std::string> metadata;
 };
 
-// Restores parameters, optimizer state and generator state in place. When
-// expected_model is given, the checkpoint's "model" metadata must equal it (checked
-// first, so a checkpoint of another model is named as such rather than by a tensor).
+// Sets tensor_crc32 and metadata_crc32 in meta for these tensors (contiguous, on the
+// CPU) and the rest of meta: what save_checkpoint records.
+void add_checksums(const std::map<std::string, Tensor>& tensors, std::map<std::string, std::string>& meta);
+
+// Restores parameters, optimizer state and generator state in place. Once the format
+// and the checksums are found good: when expected_model is given, the checkpoint's
+// "model" metadata must equal it (before the tensors, so a checkpoint of another model
+// is named as such rather than by a tensor); then check_metadata (when given) sees the
+// metadata and may throw (a resumed run's recipe).
 CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, AdamW& optim, Generator& batch_gen,
-                               const std::string& expected_model = "");
+                               const std::string& expected_model = "",
+                               const std::function<void(const std::map<std::string, std::string>&)>& check_metadata =
+                                   nullptr);
+
+// --init-from: the parameters alone from a safetensors file, as another framework
+// writes one: a tensor per parameter under the model's names (Module::named_parameters:
+// "wte.weight", "blocks.0.attn.qkv.weight", ...), F32, of the model's shapes; values
+// finite. A normlab checkpoint works too: its optimizer moments are not read, its
+// checksums are checked. Any other tensor, or a missing one, is refused naming it.
+// Returns the file's metadata.
+std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params);
 
 std::string encode_state(const std::vector<uint64_t>& words);  // "w0,w1,w2,w3"
 std::vector<uint64_t> decode_state(const std::string& text, const std::string& what);

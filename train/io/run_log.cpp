@@ -7,8 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "tensor/error.h"
 #include "train/io/files.h"
@@ -25,8 +23,7 @@ std::vector<std::string> complete_rows_until(const std::string& path, int64_t st
   std::vector<std::string> rows;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return rows;  // not a device that reads forever
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_text_file(path, "the log to keep", int64_t(1) << 34);
   size_t start = text.find('\n');
   if (start == std::string::npos) return rows;
   const size_t columns = fields(text.substr(0, start));

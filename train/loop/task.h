@@ -43,6 +43,11 @@ class TrainTask {
   virtual std::map<std::string, std::string> extra_state() const { return {}; }
   virtual void restore_extra_state(const std::map<std::string, std::string>& metadata) {}
 
+  // What identifies the data the task trains on beyond --data's path: its size and
+  // checksum ("2534123 bytes, crc32 0a1b2c3d"), stored in checkpoints; a resumed run must
+  // read the same. "": nothing to compare.
+  virtual std::string data_fingerprint() const { return ""; }
+
   // Log columns: after `step` (ViT: epoch), the evaluation's, and the measurements of
   // the last training forward (the residual stream's RMS per layer).
   virtual std::vector<std::string> step_columns() const { return {}; }

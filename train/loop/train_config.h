@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "train/safety/run_safety.h"
 
@@ -22,12 +23,18 @@ struct TrainConfig {
   std::string device = "cpu";  // cpu | cuda: where the model trains (data stays on the host)
   std::string out_dir = "runs/gpt";
   bool resume = false;
+  bool overwrite = false;      // replace the run in out_dir (train/io/run_dir.h)
+  std::string init_from;       // start from these weights (a safetensors file; "": the seed's)
   int64_t stop_after = -1;     // stop (and checkpoint) after this many steps; -1: run all
   bool quiet = false;          // no progress lines
   RunSafety safety;            // periodic checkpoints, keep-last-K, what a NaN/inf does
   // config.json: the run's settings as its flags record them (train/flags/flag_parser.h);
   // also stored in every checkpoint. Filled by the model's run function.
   std::string config_json;
+  // The keys of config_json that a resumed run must not change (FlagRole::Recipe), also
+  // filled by the model's run function.
+  std::vector<std::string> recipe_keys;
+  std::string recipe_defaults;  // their defaults (JSON): what a checkpoint not recording one had
 };
 
 }  // namespace nl

@@ -8,13 +8,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "autograd/profile.h"
 #include "tensor/threads.h"
 #include "train/io/checkpoint.h"
 #include "train/io/checkpoint_keeper.h"
+#include "train/flags/flag_parser.h"
 #include "train/io/files.h"
+#include "train/io/run_dir.h"
 #include "train/io/run_log.h"
 #include "train/loop/progress.h"
 #include "train/safety/distributed.h"
@@ -53,6 +56,65 @@ std::string join_columns(const std::vector<std::string>& columns) {
 
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
+nlohmann::ordered_json parse_config(const std::string& text, const std::string& what) {
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(what, " is not valid JSON (", e.what(), ")");
+  }
+}
+
+// A resumed run continues the trajectory of the one that wrote the checkpoint: every
+// recipe flag the same, and the same data (its size and checksum, beside --data's
+// path, which is a recipe flag).
+void check_same_recipe(const std::map<std::string, std::string>& metadata, const TrainConfig& c,
+                       const std::string& data, const std::string& ckpt) {
+  auto config = metadata.find("config");
+  NL_CHECK(config != metadata.end(), "--resume: checkpoint ", ckpt, " records no config (not a normlab checkpoint?)");
+  const std::string difference =
+      first_recipe_difference(parse_config(config->second, "--resume: the config recorded in " + ckpt),
+                              parse_config(c.config_json, "this run's config"), c.recipe_keys,
+                              parse_config(c.recipe_defaults, "the recipe's defaults"), "in the checkpoint",
+                              "in this run");
+  NL_CHECK(difference.empty(), "--resume: checkpoint ", ckpt, " was trained with another recipe: ", difference,
+           " (a resumed run keeps every recipe flag: docs/reliability.md lists them; start a new run in another "
+           "--out, or replace this one with --overwrite)");
+  if (data.empty()) return;
+  auto saved = metadata.find("data");
+  NL_CHECK(saved != metadata.end() && saved->second == data, "--resume: checkpoint ", ckpt,
+           " was trained on other data: ", saved == metadata.end() ? std::string("none recorded") : saved->second,
+           " in the checkpoint, ", data, " in this run's --data");
+}
+
+// The figures of the log's row of `step` (train loss, evaluation, measurements), for a
+// resumed run that had no step left to train: what the run that wrote the checkpoint
+// measured there. Fields missing from the row are left out.
+void figures_from_log(const std::string& path, const std::string& header, int64_t step,
+                      const std::vector<std::string>& eval_columns, const std::vector<std::string>& measure_columns,
+                      TrainResult& result) {
+  const std::vector<std::string> rows = complete_rows_until(path, step);
+  if (rows.empty()) return;
+  const std::vector<std::string> names = split_list(header);
+  // every field, the empty ones (an evaluation not taken at that step) included
+  std::vector<std::string> cells(1);
+  for (char ch : rows.back()) {
+    if (ch == ',') cells.emplace_back();
+    else cells.back() += ch;
+  }
+  if (cells.size() != names.size() || std::strtoll(cells[0].c_str(), nullptr, 10) != step) return;
+  auto value = [&](const std::string& column) {
+    for (size_t k = 0; k < names.size(); ++k)
+      if (names[k] == column && !cells[k].empty()) return std::strtod(cells[k].c_str(), nullptr);
+    return (double)NAN;
+  };
+  result.final_train_loss = (float)value("train_loss");
+  std::vector<double> eval;
+  for (const auto& column : eval_columns) eval.push_back(value(column));
+  if (!eval.empty() && std::isfinite(eval[0])) result.final_eval = eval;
+  result.measurements.clear();
+  for (const auto& column : measure_columns) result.measurements.push_back(value(column));
+}
+
 }  // namespace
 
 StepOutcome train_step(const std::function<Var()>& forward_loss, FlatParameters& flat, AdamW& optim, float lr,
@@ -85,13 +147,21 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   FlatParameters flat = flatten_parameters(task.model());
   AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
   const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
+  NL_CHECK(!c.recipe_keys.empty(), "train: internal: the run's recipe keys are not set");
+  // every check comes before the first write: the folder (again, just before it is
+  // used), the weights to start from, the checkpoint to continue and its recipe
+  check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
+  if (!c.init_from.empty()) load_weights(c.init_from, flat);
   int64_t start_step = 0;
   if (c.resume) {
     NL_CHECK(fs::exists(ckpt), "--resume: no checkpoint at ", ckpt);
-    // load_checkpoint checks the whole file, the model description first, before it
-    // changes the live objects
+    // load_checkpoint checks the whole file, its checksums and recipe and the model
+    // description first, before it changes the live objects
     Generator saved;
-    CheckpointInfo info = load_checkpoint(ckpt, flat, optim, saved, task.model_description());
+    CheckpointInfo info = load_checkpoint(ckpt, flat, optim, saved, task.model_description(),
+                                          [&](const std::map<std::string, std::string>& m) {
+                                            check_same_recipe(m, c, task.data_fingerprint(), ckpt);
+                                          });
     start_step = info.step;
     NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);
     task.resume_batches(start_step, c.batch, saved);
@@ -102,9 +172,14 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   dist::broadcast(flat.values, 0);
   dist::barrier();  // every rank has read the checkpoint before the lead may write one
 
-  // every input is valid: from here on files are written (by the lead rank)
-  if (lead) create_out_dir(c.out_dir);
-  if (lead) write_text_file(c.out_dir + "/config.json", c.config_json);
+  // every input is valid: from here on files are written (by the lead rank), and a stop
+  // signal waits for the end of a step, which gets a checkpoint
+  std::optional<StopSignalWindow> window(std::in_place);
+  if (lead) {
+    create_out_dir(c.out_dir);
+    if (c.overwrite) remove_run_files(c.out_dir);
+    write_text_file(c.out_dir + "/config.json", c.config_json);
+  }
   CheckpointKeeper keeper(c.out_dir, c.safety.checkpoints);
   if (lead) keeper.prepare(c.resume, start_step);
   int64_t last_checkpoint = c.resume ? start_step : -1;  // every rank's view of keeper.last_step()
@@ -126,6 +201,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     std::map<std::string, std::string> metadata = task.extra_state();
     metadata["model"] = task.model_description();
     metadata["config"] = c.config_json;
+    if (const std::string data = task.data_fingerprint(); !data.empty()) metadata["data"] = data;
     keeper.save(step, [&](const std::string& path) {
       save_checkpoint(path, flat, optim, step, task.batch_generator(), metadata);
     });
@@ -204,12 +280,26 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
 
   // the end's checkpoint; after a fault the last good one stays as it is
   if (result.end.fault.empty() && last_checkpoint != result.steps_done) save_now(result.steps_done);
+  // a signal that came after the last step's look, or during that save: the run stops
+  // here as if it had come during the step (its checkpoint is on disk)
+  if (!result.end.signal && result.end.fault.empty()) result.end.signal = dist::allreduce_max(stop_signal());
+  window.reset();
+  set_stop_note("after the run's last checkpoint was written, before its end (continue with --resume to finish it)");
+  // a resumed run with no step left to train (its schedule done, or --stop-after at
+  // its step): its last figures are those its log holds for that step
+  const bool trained_nothing = c.resume && result.steps_done == start_step;
+  if (trained_nothing && lead)
+    figures_from_log(c.out_dir + "/log.csv", header, start_step, eval_columns, task.measure_columns(), result);
   result.end.checkpoint_step = last_checkpoint;
   result.end.checkpoint_path = ckpt;
   result.allreduce_s = dist::allreduce_seconds();
   result.items_per_s = items / median_after_first(step_times);
   result.items_per_cpu_s = items / median_after_first(step_cpu_times);
-  if (lead && result.completed()) {
+  const std::string result_path = c.out_dir + "/result.json";
+  if (lead && result.completed() && !result.end.signal && trained_nothing && fs::exists(result_path)) {
+    // finished before: its end's files stay as they are
+    result.finished = nlohmann::json::parse(read_text_file(result_path, "result"));
+  } else if (lead && result.completed() && !result.end.signal) {
     result.finished = task.finish(c.out_dir);
     nlohmann::json r = nlohmann::json::object();
     r["steps"] = result.steps_done;
@@ -227,7 +317,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
       r[measures[k]] = finite_or_null(result.measurements[k]);
     if (result.finished.is_object())
       for (const auto& [key, value] : result.finished.items()) r[key] = value;
-    write_text_file(c.out_dir + "/result.json", r.dump(2) + "\n");
+    write_text_file(result_path, r.dump(2) + "\n");
   }
   result.wall_s = seconds_since(run_start_all);
   return result;

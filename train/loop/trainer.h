@@ -4,11 +4,17 @@
 // cosine schedule, the task's next batch (this rank's rows of it), train_step, the
 // evaluation every eval_every steps and at the last one, a row of log.csv, the progress
 // line with its ETA, the observers, a checkpoint when due or when a stop signal came.
-// Around the steps: resume from DIR/checkpoint.safetensors (bit-identical to a run that
-// never stopped), checkpoints kept K deep, the non-finite guard, SIGINT/SIGTERM,
-// data-parallel ranks (train/safety/distributed.h), and at the end of the schedule the
-// task's own files and result.json. Files written to config.out_dir (by the lead rank):
-//   config.json    config.config_json, once every input has been checked
+// Around the steps: the run folder's rules (train/io/run_dir.h: a fresh run never
+// writes into another run's folder, --overwrite replaces one), start from --init-from's
+// weights, resume from DIR/checkpoint.safetensors (its recipe and data must be this
+// run's; bit-identical to a run that never stopped), checkpoints kept K deep, the
+// non-finite guard, SIGINT/SIGTERM (held for the end of a step from the first write to
+// the end's checkpoint; train/safety/stop_signals.h), data-parallel ranks
+// (train/safety/distributed.h), and at the end of the schedule the task's own files and
+// result.json. A resumed run with no step left takes its last figures from its log, and
+// keeps a result.json that is already there. Files written to config.out_dir (by the
+// lead rank), none before every check has passed:
+//   config.json    config.config_json
 //   log.csv        step, the task's step columns, train_loss, its evaluation columns,
 //                  lr, grad_norm, <unit>_per_s, its measurement columns
 //   checkpoint.safetensors (+ checkpoint-stepN.safetensors with --keep-checkpoints K)

@@ -1,16 +1,43 @@
 #include "train/safety/stop_signals.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 
 namespace nl {
 
 namespace {
 
 volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_deferring = 0;
+const char* volatile g_note = "";
+char g_program[64] = "";
 bool g_installed = false;
 
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+void write_text(const char* s) {
+  for (size_t n = strlen(s); n > 0;) {
+    const ssize_t w = ::write(2, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= (size_t)w;
+  }
+}
+
+// Only async-signal-safe calls here: write and _exit.
+extern "C" void on_stop_signal(int sig) {
+  if (g_deferring) {
+    g_stop_signal = sig;
+    return;
+  }
+  write_text(g_program);
+  write_text(": stopped by ");
+  write_text(sig == SIGINT ? "SIGINT " : sig == SIGTERM ? "SIGTERM " : "a signal ");
+  write_text(g_note);
+  write_text("\n");
+  _exit(128 + sig);
+}
 
 void arm(int sig) {
   struct sigaction sa {};
@@ -20,20 +47,31 @@ void arm(int sig) {
   sigaction(sig, &sa, nullptr);
 }
 
-}  // namespace
-
-void install_stop_signals() {
+void arm_all() {
   arm(SIGINT);
   arm(SIGTERM);
   std::signal(SIGXFSZ, SIG_IGN);
+}
+
+}  // namespace
+
+void install_stop_signals(const char* program, const char* note) {
+  std::snprintf(g_program, sizeof g_program, "%s", program);
+  g_note = note;
+  arm_all();
   g_installed = true;
 }
+
+StopSignalWindow::StopSignalWindow() { g_deferring = 1; }
+StopSignalWindow::~StopSignalWindow() { g_deferring = 0; }
+
+void set_stop_note(const char* note) { g_note = note; }
 
 int stop_signal() { return g_stop_signal; }
 
 void clear_stop_signal() {
   g_stop_signal = 0;
-  if (g_installed) install_stop_signals();
+  if (g_installed) arm_all();
 }
 
 const char* signal_name(int sig) {

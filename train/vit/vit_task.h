@@ -9,6 +9,7 @@
 
 #include "nn/vit.h"
 #include "train/loop/residual_rms.h"
+#include "train/io/checksum.h"
 #include "train/loop/task.h"
 #include "train/vit/vit_run_config.h"
 
@@ -42,6 +43,7 @@ class ViTTask : public TrainTask {
   Var loss(const Tensor& x, const Tensor& y) override;
   const Generator& batch_generator() const override { return batcher_->generator(); }
   void resume_batches(int64_t step, int64_t batch, const Generator& saved) override;
+  std::string data_fingerprint() const override { return nl::data_fingerprint(data_.bytes, data_.crc32); }
   std::vector<std::string> step_columns() const override { return {"epoch"}; }
   std::vector<double> step_values(int64_t steps_done, int64_t batch) const override;
   std::vector<std::string> eval_columns() const override { return {"val_loss", "val_acc"}; }

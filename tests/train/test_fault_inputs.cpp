@@ -1,0 +1,118 @@
+// Fault injection, inputs: a FIFO in place of every kind of file the programs read
+// (a checkpoint to resume, --init-from, --config, a file of the text, a Fashion-MNIST
+// file, fold_ln's --in, the grid's config.json and result.json) is refused at once with
+// exit 2 and one line naming the file; nothing in --out changes. A signal while nothing
+// is trained (the setup) ends the program at once, exit 128 + signal, one line, no file
+// written. Each program runs under `timeout`: a hang shows as exit 124, not as a test
+// that never ends.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "tests/fake_fashion_mnist.h"
+#include "tests/train/run_fixtures.h"
+
+using Catch::Contains;
+namespace fs = std::filesystem;
+using namespace nl::test;
+
+TEST_CASE("fault inputs: a FIFO in place of a checkpoint, --init-from, --config or a text file is refused at once",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  const std::string run = f.tmp.sub("run");
+  RunResult r = run_program(kTrainGpt, f.tiny + " --stop-after 2 --out " + run, f.tmp);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+
+  SECTION("the checkpoint to resume") {
+    make_fifo(run + "/checkpoint.safetensors");
+    expect_refused(kTrainGpt, f.tiny + " --resume --out " + run, run,
+                   {"checkpoint.safetensors", "not a regular file"}, f.tmp);
+  }
+  SECTION("--init-from") {
+    const std::string fifo = f.tmp.sub("weights.safetensors");
+    make_fifo(fifo);
+    expect_refused(kTrainGpt, f.tiny + " --init-from " + fifo + " --out " + f.tmp.sub("new"), run,
+                   {"weights.safetensors", "not a regular file"}, f.tmp);
+    CHECK_FALSE(fs::exists(f.tmp.sub("new")));
+  }
+  SECTION("--config") {
+    const std::string fifo = f.tmp.sub("config.json");
+    make_fifo(fifo);
+    expect_refused(kTrainGpt, "--config " + fifo + " " + f.tiny + " --out " + f.tmp.sub("new"), run,
+                   {"--config", "config.json", "not a regular file (a FIFO)"}, f.tmp);
+  }
+  SECTION("a file of the text") {
+    make_fifo(f.data + "/more");
+    expect_refused(kTrainGpt, f.tiny + " --out " + f.tmp.sub("new"), run, {"--data", "more", "a FIFO"}, f.tmp);
+    CHECK_FALSE(fs::exists(f.tmp.sub("new")));
+  }
+}
+
+TEST_CASE("fault inputs: a FIFO in place of a Fashion-MNIST file is refused at once", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainVit));
+  FakeVitRun f;
+  make_fifo(f.data + "/t10k-labels-idx1-ubyte.gz");
+  expect_refused(kTrainVit, f.tiny + " --steps 2 --overwrite --out " + f.out, f.out,
+                 {"t10k-labels-idx1-ubyte.gz", "not a regular file (a FIFO)"}, f.tmp);
+}
+
+TEST_CASE("fault inputs: fold_ln and the grid refuse a FIFO in place of what they read", "[fault][cli]") {
+  REQUIRE(fs::exists(kFoldLn));
+  REQUIRE(fs::exists(kCompareNorms));
+  FakeGptRun f;
+  const std::string in = f.tmp.sub("in");
+  fs::create_directories(in);
+  make_fifo(in + "/checkpoint.safetensors");
+  expect_refused(kFoldLn, "--threads 1 --in " + in + " --out " + f.tmp.sub("folded"), in,
+                 {"checkpoint.safetensors"}, f.tmp);
+  CHECK_FALSE(fs::exists(f.tmp.sub("folded")));
+
+  // a cell folder of compare_norms whose config.json, or result.json, is a FIFO
+  const std::string study = f.tmp.sub("study");
+  const std::string flags = f.recipe + " --norms ln --jobs 1 --out " + study;
+  RunResult r = run_limited(kCompareNorms, flags, f.tmp);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string cell = study + "/ln";
+  for (const char* file : {"result.json", "config.json"}) {
+    const std::string keep = f.tmp.sub(std::string("kept_") + file);
+    fs::rename(cell + "/" + file, keep);
+    make_fifo(cell + "/" + file);
+    expect_refused(kCompareNorms, flags, cell, {file, "not a regular file (a FIFO)"}, f.tmp);
+    fs::remove(cell + "/" + file);
+    fs::rename(keep, cell + "/" + file);
+  }
+}
+
+TEST_CASE("fault inputs: a signal while the run is set up ends it at once, writing nothing", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  // 150 000 fixed validation batches take most of a second to draw: the signals land there
+  const std::string out = f.tmp.sub("run");
+  for (int sig : {SIGTERM, SIGINT}) {
+    const pid_t pid = spawn_program(kTrainGpt, split_args(f.tiny + " --eval-batches 150000 --out " + out),
+                                    f.tmp.sub("out.txt"), f.tmp.sub("err.txt"));
+    REQUIRE(pid > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto t0 = std::chrono::steady_clock::now();
+    kill(pid, sig);  // one signal: it is not held for a step that never comes
+    const int status = wait_child(pid);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string err = read_bytes(f.tmp.sub("err.txt"));
+    INFO("signal " << sig << ", stderr: " << err << ", ended " << seconds << " s after the signal");
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + sig);
+    CHECK(count_lines(err) == 1);
+    CHECK_THAT(err, Contains(sig == SIGTERM ? "train_gpt: stopped by SIGTERM" : "train_gpt: stopped by SIGINT") &&
+                        Contains("before training started (no file was written)"));
+    CHECK(seconds < 1.0);
+    CHECK_FALSE(fs::exists(out));
+  }
+}

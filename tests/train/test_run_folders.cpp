@@ -1,0 +1,153 @@
+// Fault injection, run folders (train/io/run_dir.h): a run is never lost by starting
+// another in its folder. A fresh run into a folder holding another run's files is
+// refused, whatever the program; --overwrite replaces the run, and afterwards no file
+// of the old run is left (a note of the user's stays); a run refused after its flags
+// were read (a changed recipe, missing data) leaves the folder byte for byte as it was;
+// fold_ln refuses an --out holding a run. The grid keeps finished cells, resumes a cell
+// after its checkpoint and starts again one stopped before its first.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "tests/fake_fashion_mnist.h"
+#include "tests/train/run_fixtures.h"
+#include "train/io/safetensors.h"
+
+using Catch::Contains;
+namespace fs = std::filesystem;
+using namespace nl::test;
+
+namespace {
+
+void require_ok(const RunResult& r) {
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+}
+
+// A GPT run of 4 steps with a checkpoint every step, 3 kept: every kind of run file.
+std::string gpt_run(const FakeGptRun& f, const std::string& name) {
+  const std::string dir = f.tmp.sub(name);
+  require_ok(run_program(kTrainGpt, f.tiny + " --checkpoint-every 1 --keep-checkpoints 3 --measure-at 4 --out " + dir,
+                         f.tmp));
+  REQUIRE(fs::exists(dir + "/measurements.json"));
+  REQUIRE(fs::exists(dir + "/checkpoint-step00000003.safetensors"));
+  REQUIRE(fs::exists(dir + "/sample.txt"));
+  REQUIRE(fs::exists(dir + "/act_stats.csv"));
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("run folders: a fresh run into another run's folder is refused and changes nothing", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  REQUIRE(fs::exists(kTrainVit));
+  FakeGptRun f;
+  const std::string run = gpt_run(f, "gpt");
+  expect_refused(kTrainGpt, f.tiny + " --out " + run, run, {"--out", "holds another run", "--overwrite"}, f.tmp);
+  // before: train_vit deleted the GPT's checkpoint-step* files and left a mix
+  FakeVitRun v;
+  expect_refused(kTrainVit, v.tiny + " --steps 2 --out " + run, run, {"holds another run"}, f.tmp);
+  // a folder holding only a killed write's leftover is a run's folder too
+  const std::string left = f.tmp.sub("leftover");
+  fs::create_directories(left);
+  write_bytes(left + "/config.json.tmp", "{");
+  expect_refused(kTrainGpt, f.tiny + " --out " + left, left, {"config.json.tmp"}, f.tmp);
+  // the two ways on need their flags alone
+  expect_refused(kTrainGpt, f.tiny + " --resume --overwrite --out " + run, run, {"--resume", "--overwrite"}, f.tmp);
+  expect_refused(kTrainGpt, f.tiny + " --resume --init-from " + run + "/checkpoint.safetensors --out " + run, run,
+                 {"--init-from", "--resume"}, f.tmp);
+  // a folder with files of no run (a user's notes) takes a run
+  const std::string notes = f.tmp.sub("notes");
+  fs::create_directories(notes);
+  write_bytes(notes + "/notes.txt", "mine");
+  require_ok(run_program(kTrainGpt, f.tiny + " --out " + notes, f.tmp));
+  CHECK(read_bytes(notes + "/notes.txt") == "mine");
+}
+
+TEST_CASE("run folders: a run refused after its flags were read leaves the folder byte for byte", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  const std::string run = f.tmp.sub("run");
+  require_ok(run_program(kTrainGpt, f.tiny + " --stop-after 2 --out " + run, f.tmp));
+  // config.json and log.csv used to be rewritten before such a failure
+  expect_refused(kTrainGpt, f.tiny + " --resume --batch 4 --out " + run, run, {"another recipe"}, f.tmp);
+  expect_refused(kTrainGpt, f.tiny + " --resume --data " + f.tmp.sub("nothing") + " --out " + run, run,
+                 {"nothing"}, f.tmp);
+  expect_refused(kTrainGpt, f.tiny + " --overwrite --data " + f.tmp.sub("nothing") + " --out " + run, run,
+                 {"nothing"}, f.tmp);
+  expect_refused(kTrainGpt, f.tiny + " --overwrite --init-from " + f.tmp.sub("none.safetensors") + " --out " + run,
+                 run, {"none.safetensors"}, f.tmp);
+}
+
+TEST_CASE("run folders: --overwrite replaces the run, leaving no file of the old one", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainVit));
+  FakeGptRun f;
+  const std::string run = gpt_run(f, "gpt");
+  write_bytes(run + "/notes.txt", "mine");
+  write_bytes(run + "/checkpoint.safetensors.tmp", "torn");
+  FakeVitRun v;
+  require_ok(run_program(kTrainVit, v.tiny + " --steps 2 --overwrite --out " + run, f.tmp));
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(run)) names.insert(e.path().filename().string());
+  CHECK(names == std::set<std::string>{"checkpoint.safetensors", "config.json", "confusion.csv", "log.csv",
+                                       "notes.txt", "result.json"});
+  CHECK(read_bytes(run + "/notes.txt") == "mine");
+  CHECK_THAT(nl::load_safetensors(run + "/checkpoint.safetensors").metadata.at("model"), Contains("\"vit\""));
+  CHECK_THAT(read_bytes(run + "/config.json"), Contains("\"program\": \"train_vit\""));
+}
+
+TEST_CASE("run folders: fold_ln refuses an --out that holds a run", "[fault][cli]") {
+  REQUIRE(fs::exists(kFoldLn));
+  FakeGptRun f;
+  const std::string ln = f.tmp.sub("ln");
+  require_ok(run_program(kTrainGpt, f.tiny + " --norm ln --out " + ln, f.tmp));
+  const std::string other = gpt_run(f, "other");
+  // before: it replaced that run's checkpoint
+  expect_refused(kFoldLn, "--threads 1 --data " + f.data + " --in " + ln + " --out " + other, other,
+                 {"--out", "holds another run"}, f.tmp);
+  expect_refused(kFoldLn, "--threads 1 --data " + f.data + " --in " + ln + " --out " + ln, ln,
+                 {"holds another run"}, f.tmp);
+  const std::string folded = f.tmp.sub("folded");
+  require_ok(run_program(kFoldLn, "--threads 1 --data " + f.data + " --in " + ln + " --out " + folded, f.tmp));
+  CHECK(fs::exists(folded + "/fold_report.txt"));
+  // and once more into its own output: that is a run now
+  expect_refused(kFoldLn, "--threads 1 --data " + f.data + " --in " + ln + " --out " + folded, folded,
+                 {"holds another run"}, f.tmp);
+}
+
+TEST_CASE("run folders: the grid keeps finished cells, resumes unfinished ones, restarts unstarted ones",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kCompareNorms));
+  FakeGptRun f;
+  const std::string study = f.tmp.sub("study");
+  const std::string flags = f.recipe + " --norms ln,rms --jobs 1 --out " + study;
+  require_ok(run_limited(kCompareNorms, flags, f.tmp));
+  const std::string ln = study + "/ln", rms = study + "/rms";
+  const auto ln_before = snapshot(ln), rms_before = snapshot(rms);
+
+  // both finished: kept as they are
+  require_ok(run_limited(kCompareNorms, flags, f.tmp));
+  CHECK(snapshot(ln) == ln_before);
+  CHECK(snapshot(rms) == rms_before);
+
+  // ln stopped after a checkpoint (its end not written): resumed; rms stopped before
+  // its first checkpoint (config.json and a log only): started again
+  fs::remove(ln + "/result.json");
+  fs::remove(ln + "/sample.txt");
+  for (const auto& e : fs::directory_iterator(rms))
+    if (e.path().filename() != "config.json" && e.path().filename() != "log.csv") fs::remove(e.path());
+  RunResult r = run_limited(kCompareNorms, flags, f.tmp);
+  require_ok(r);
+  CHECK(fs::exists(ln + "/result.json"));
+  CHECK(fs::exists(rms + "/result.json"));
+  // the same runs: deterministic, so the same files (the speeds aside)
+  CHECK(read_bytes(ln + "/sample.txt") == ln_before.at("sample.txt"));
+  CHECK(read_bytes(rms + "/checkpoint.safetensors") == rms_before.at("checkpoint.safetensors"));
+
+  // --reuse on a folder without results is refused, training nothing
+  const std::string empty = f.tmp.sub("empty");
+  fs::create_directories(empty);
+  expect_refused(kCompareNorms, f.recipe + " --reuse --out " + empty, empty, {"--reuse", "results.json"}, f.tmp);
+}
