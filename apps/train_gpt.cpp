@@ -60,7 +60,7 @@ int train(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   dist::init(&argc, &argv);
   const int code = run_program("train_gpt", [&] { return train(argc, argv); });
   dist::finalize();

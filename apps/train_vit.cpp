@@ -14,7 +14,7 @@
 using namespace nl;
 
 int main(int argc, char** argv) {
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   return run_program("train_vit", [&] {
     FlagParser p("train_vit", "Train a ViT on Debian's Fashion-MNIST and compare normalization layers.");
     TrainVitCommand command;

@@ -28,12 +28,13 @@ int num_threads() {
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace nl {
 
-void prefer_spinning_threads(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  setenv("OMP_WAIT_POLICY", "active", 1);
+void bound_thread_spinning(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+  setenv("GOMP_SPINCOUNT", std::to_string(kSpinCount).c_str(), 1);
   execv("/proc/self/exe", argv);  // returns only on failure: then run on as we are
 }
 
