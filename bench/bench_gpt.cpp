@@ -19,6 +19,7 @@
 //                           [--steps N] [--compare rms,bhyt,bhyt-exact] [--json FILE]
 #include <cblas.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -408,9 +409,12 @@ class Competitor {
   explicit Competitor(int nice_wanted) {
     pid_ = fork();
     NL_CHECK(pid_ >= 0, "bench_gpt --contend: cannot fork the competing process");
-    if (pid_ == 0)
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with the benchmark, however that ends
+      if (getppid() == 1) _exit(0);      // the benchmark ended before the line above ran
       for (volatile unsigned long i = 0;; i = i + 1) {
       }
+    }
     setpriority(PRIO_PROCESS, (id_t)pid_, nice_wanted);
     errno = 0;
     nice_level = getpriority(PRIO_PROCESS, (id_t)pid_);

@@ -13,7 +13,9 @@
 # the median over the rounds of each side's median ms/step, the ratio PyTorch / normlab,
 # the ratio against PyTorch's best thread count, normlab's peak memory in use (its
 # allocator) and PyTorch's growth of peak RSS over the run (what its allocator took from
-# the system), and the smallest share of the cores normlab held (bench_gpt's `cores`).
+# the system), the smallest share of the cores normlab held and the largest share of
+# its time queued behind another process (bench_gpt's `cores` and `queued`: a row queued
+# above a few per cent was measured on a busy machine).
 # Configurations: tiny, small, and bench_gpt's sweeps tiny-T128 ... tiny-T1024 and
 # small-C128 ... small-C768 (the wrapper below gives PyTorch the same shapes).
 set -eu
@@ -74,7 +76,8 @@ n = json.load(open(sys.argv[1]))["results"][0]
 t = open(sys.argv[2]).read()
 ms = float(re.search(r"ms/step=([0-9.]+)", t).group(1))
 rss = float(re.search(r"rss_growth_mib=([0-9.]+)", t).group(1))
-print(sys.argv[3], sys.argv[4], sys.argv[5], n["ms_per_step"], n["peak_in_use_mib"], n["core_share"], ms, rss)
+print(sys.argv[3], sys.argv[4], sys.argv[5], n["ms_per_step"], n["peak_in_use_mib"], n["core_share"], ms, rss,
+      n["queued_share"])
 EOF
       tail -1 "$out/rows" | awk '{printf "  round %s %-11s %s thread(s): normlab %.1f ms, PyTorch %.1f ms\n", $3, $1, $2, $4, $7}'
     done
@@ -93,17 +96,17 @@ for k in keys:
     rs = [r for r in rows if (r[0], r[1]) == k]
     med[k] = dict(nl=statistics.median(float(r[3]) for r in rs), peak=max(float(r[4]) for r in rs),
                   cores=min(float(r[5]) for r in rs), pt=statistics.median(float(r[6]) for r in rs),
-                  rss=max(float(r[7]) for r in rs), n=len(rs))
+                  rss=max(float(r[7]) for r in rs), queued=max(float(r[8]) for r in rs), n=len(rs))
 best_pt = {}
 for (c, t), m in med.items():
     best_pt[c] = min(best_pt.get(c, float("inf")), m["pt"])
 print()
 print("| config | threads | normlab ln ms/step | PyTorch ms/step | PyTorch / normlab | PyTorch best / normlab "
-      "| normlab peak MiB | PyTorch RSS growth MiB | normlab cores (min) | rounds |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "| normlab peak MiB | PyTorch RSS growth MiB | normlab cores (min) | normlab queued (max) | rounds |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for (c, t), m in med.items():
     print(f"| {c} | {t} | {m['nl']:.1f} | {m['pt']:.1f} | {m['pt'] / m['nl']:.2f} | {best_pt[c] / m['nl']:.2f} "
-          f"| {m['peak']:.1f} | {m['rss']:.1f} | {100 * m['cores']:.0f} % | {m['n']} |")
+          f"| {m['peak']:.1f} | {m['rss']:.1f} | {100 * m['cores']:.0f} % | {100 * m['queued']:.0f} % | {m['n']} |")
 print("(medians over the rounds of each side's median; targets, BENCHMARKS.md: PyTorch best / normlab >= 1.4 at tiny,"
       " >= 1.25 at small)")
 EOF

@@ -30,18 +30,15 @@ namespace nl {
 // How long an idle OpenMP thread (ours and OpenBLAS's: both run on libgomp) spins
 // before it sleeps. A training step runs hundreds of short parallel loops with
 // microseconds between them; a thread that slept must be woken through the kernel
-// (tens of microseconds), so some spinning pays. But a thread that spins without end
-// (OMP_WAIT_POLICY=active) keeps its core while another process wants it, and the
-// team then waits a whole time slice at every barrier: a 2-thread tiny step went from
-// 38 ms to 400-1500 ms beside other jobs. A bounded spin keeps the short gaps cheap
-// and gives the core away in the long ones (docs/performance.md has the measurements
-// behind the count: idle, and beside a CPU-bound process at nice 0 and nice 19).
-constexpr long kSpinCount = 10000;  // libgomp spins, about 0.1 ms; its default 300000 is ~3 ms
-
+// (tens of microseconds), so a little spinning can pay on an idle machine. But a thread
+// that spins without end (OMP_WAIT_POLICY=active) keeps its core while another process
+// wants it, and its partner, queued behind that process, holds up the team at every
+// barrier: beside other jobs a 2-thread tiny step went from 38 ms to 400-1500 ms.
 // libgomp reads its wait settings once, when the runtime loads before main, so a
 // program calls this first thing: when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is
-// set it sets GOMP_SPINCOUNT to kSpinCount and re-executes itself. A value the user
-// set is kept (OMP_WAIT_POLICY=active restores the old endless spin for an idle machine).
+// set, it sets GOMP_SPINCOUNT (threads.cpp: the count and the measurements behind it)
+// and re-executes itself. A value the user set is kept (OMP_WAIT_POLICY=active brings
+// back the endless spin, GOMP_SPINCOUNT=N any other bound).
 void bound_thread_spinning(char** argv);
 
 }  // namespace nl
