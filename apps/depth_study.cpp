@@ -12,7 +12,7 @@
 using namespace nl;
 
 int main(int argc, char** argv) {
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   dist::init(&argc, &argv);  // under mpirun the ranks share the grid (studies/grid/grid.h)
   const int code = run_program("depth_study", [&] {
     install_stop_signals("depth_study");

@@ -9,6 +9,6 @@ using namespace nl;
 
 int main(int argc, char** argv) {
   install_stop_signals("fold_ln");
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   return run_program("fold_ln", [&] { return fold_ln_main(std::vector<std::string>(argv + 1, argv + argc)); });
 }

@@ -13,10 +13,10 @@
 using namespace nl;
 
 int main(int argc, char** argv) {
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   dist::init(&argc, &argv);  // under mpirun the ranks share the grid (studies/grid/grid.h)
   const int code = run_program("regime_study", [&] {
-    install_stop_signals();
+    install_stop_signals("regime_study");
     return regime_study_main(std::vector<std::string>(argv + 1, argv + argc));
   });
   dist::finalize();

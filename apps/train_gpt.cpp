@@ -60,7 +60,7 @@ int train(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   install_stop_signals("train_gpt", "before training started (no file was written)");
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   dist::init(&argc, &argv);
   const int code = run_program("train_gpt", [&] { return train(argc, argv); });
   dist::finalize();

@@ -48,6 +48,11 @@ Var attention_softmax(const Var& scores, float scale, bool causal);
 // op that saves no (T, S) tensor (tensor/ops.h, attention_forward, says which views it reads
 // in place and what causal means when S > T)
 Var attention(const Var& q, const Var& k, const Var& v, float scale, bool causal);
+// The same on one fused projection qkv (B, T, 3C) = [q | k | v], each (B, T, H, hd) with
+// C = H hd, -> (B, T, C), the heads merged: the forward reads the head views in place,
+// and the backward writes dq, dk and dv straight into one (B, T, 3C) gradient (three
+// slices of qkv would each return a zeroed (B, T, 3C) tensor to be summed).
+Var attention_qkv(const Var& qkv, int64_t heads, float scale, bool causal);
 
 // ---- matrix product (batched, broadcast, optional transposes)
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);

@@ -18,6 +18,13 @@
 //   build/release/bench_gpt [--threads 1,2] [--configs tiny,small] [--norms ln,rms,cbwc,dyt,bhyt]
 //                           [--steps N] [--compare rms,bhyt,bhyt-exact] [--json FILE]
 #include <cblas.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cmath>
@@ -48,12 +55,25 @@ struct BenchConfig {
   int64_t default_steps;  // timed steps after the warm-up
 };
 
+// tiny and small, and the sweeps that show how cost grows: tiny at longer contexts
+// (tiny-T128 ... tiny-T1024, batch kept at 16) and small at other widths (small-C128
+// ... small-C768, 64-wide heads); scripts/compare_torch.sh runs PyTorch on the same.
 const std::vector<BenchConfig>& known_configs() {
-  static const std::vector<BenchConfig> configs = {
-      {"tiny", 4, 128, 4, 64, 16, 256, 20},
-      {"small", 6, 384, 6, 256, 8, 256, 3},
-  };
+  static const std::vector<BenchConfig> configs = [] {
+    std::vector<BenchConfig> c = {{"tiny", 4, 128, 4, 64, 16, 256, 20}, {"small", 6, 384, 6, 256, 8, 256, 3}};
+    for (int64_t T : {128, 256, 512, 1024})
+      c.push_back({"tiny-T" + std::to_string(T), 4, 128, 4, T, 16, 256, T <= 256 ? 10 : 3});
+    for (int64_t C : {128, 256, 512, 768})
+      c.push_back({"small-C" + std::to_string(C), 6, C, C / 64, 256, 8, 256, C <= 256 ? 5 : 3});
+    return c;
+  }();
   return configs;
+}
+
+std::vector<std::string> config_names_of(const std::vector<BenchConfig>& configs) {
+  std::vector<std::string> names;
+  for (const auto& c : configs) names.push_back(c.name);
+  return names;
 }
 
 // FLOPs of one training step (BENCHMARKS.md): 6 N_mm B T for the weight matrices
@@ -204,14 +224,15 @@ struct Result {
   int64_t system_allocs_after_first = 0;
   double peak_mib = 0;
   float last_loss = 0;
-  // CPU seconds over wall seconds times threads during the timed steps. Idle threads
-  // spin, so an uncontended run is near 1; well below, another process held a core.
-  double core_share = 0;
+  // CPU seconds over wall seconds times threads during the timed steps, and the share
+  // of that span the threads spent queued behind another process (bench_util.h).
+  double core_share = 0, queued_share = 0;
   std::vector<std::pair<std::string, double>> phases;  // mean seconds per step (profiled runs)
 };
 
+// roof_seconds: the step's sgemm roof (0: not measured, no ratio)
 Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int64_t steps, bool profiled,
-               const Roof& roof) {
+               double roof_seconds) {
   StepRunner runner(bc, norm);
   allocator_reset_peak(Device::CPU);
   runner.train_step();  // warm-up: fills the allocator's cache and the thread pool
@@ -220,9 +241,10 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
   profile::reset();
   profile::enable(profiled);
   const CoreShare share(threads);
+  const QueuedShare queued(threads);
   for (int64_t s = 0; s < steps; ++s) times.push_back(runner.train_step());
   profile::enable(false);
-  const double core_share = share.get();
+  const double core_share = share.get(), queued_share = queued.get();
   const AllocatorStats after = allocator_stats(Device::CPU);
   NL_CHECK(std::isfinite(runner.last_loss()), "bench_gpt: ", bc.name, " with ", norm, " gave a non-finite loss");
 
@@ -240,11 +262,12 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
   r.ms_mean = total / (double)steps * 1e3;
   r.tok_s = (double)(bc.batch * bc.context) / med;
   r.gflops = step_flops(bc) / med * 1e-9;
-  r.roof_ratio = med / roof.seconds;
+  r.roof_ratio = roof_seconds > 0 ? med / roof_seconds : 0;
   r.system_allocs_after_first = after.system_allocs - allocs_after_first;
   r.peak_mib = (double)after.peak_in_use_bytes / 1048576.0;
   r.last_loss = runner.last_loss();
   r.core_share = core_share;
+  r.queued_share = queued_share;
   if (profiled)
     for (const auto& [phase, seconds] : profile::totals()) r.phases.emplace_back(phase, seconds / (double)steps);
   profile::reset();
@@ -378,10 +401,108 @@ GenerationRow generation_speed(const BenchConfig& bc, int threads) {
   return row;
 }
 
+// A CPU-bound process beside the benchmark for as long as it lives: a forked child that
+// only spins, its niceness set by the parent (raising it needs no privilege; lowering
+// it below the benchmark's does, so `nice_level` reads back what it got).
+class Competitor {
+ public:
+  explicit Competitor(int nice_wanted) {
+    pid_ = fork();
+    NL_CHECK(pid_ >= 0, "bench_gpt --contend: cannot fork the competing process");
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with the benchmark, however that ends
+      if (getppid() == 1) _exit(0);      // the benchmark ended before the line above ran
+      for (volatile unsigned long i = 0;; i = i + 1) {
+      }
+    }
+    setpriority(PRIO_PROCESS, (id_t)pid_, nice_wanted);
+    errno = 0;
+    nice_level = getpriority(PRIO_PROCESS, (id_t)pid_);
+  }
+  ~Competitor() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  Competitor(const Competitor&) = delete;
+  Competitor& operator=(const Competitor&) = delete;
+  int nice_level = 0;
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// --contend: the first norm's step alone and beside a competing CPU-bound process at
+// nice 0 and at nice 19, at each thread count; the thread counts of one condition run
+// back to back, so their ratio is a same-run comparison. The target (BENCHMARKS.md):
+// beside a competitor, the 2-thread step is no slower than the 1-thread step.
+struct ContendRow {
+  std::string config, condition;
+  int threads = 0;
+  double ms = 0, core_share = 0, queued_share = 0;
+};
+
+std::vector<ContendRow> contend(const BenchConfig& bc, const std::string& norm, const std::vector<int64_t>& threads,
+                                int64_t steps) {
+  std::vector<ContendRow> rows;
+  for (int nice_wanted : {-1, 0, 19}) {
+    std::unique_ptr<Competitor> other;
+    std::string condition = "alone";
+    if (nice_wanted >= 0) {
+      other = std::make_unique<Competitor>(nice_wanted);
+      condition = "beside nice " + std::to_string(other->nice_level);
+    }
+    for (int64_t t : threads) {
+      set_num_threads((int)t);
+      const Result r = run_one(bc, norm, (int)t, steps, false, 0);
+      allocator_release_cached(Device::CPU);
+      rows.push_back({bc.name, condition, (int)t, r.ms_median, r.core_share, r.queued_share});
+    }
+  }
+  return rows;
+}
+
+void print_contend(const std::vector<ContendRow>& rows, const std::string& norm) {
+  std::printf("\nunder load (%s): median ms/step alone and beside a CPU-bound process; ratio: this thread count's "
+              "step over the 1-thread step of the same condition (target beside a process: <= 1)\n",
+              norm.c_str());
+  std::printf("%-11s %-14s %7s %9s %7s %6s %7s\n", "config", "condition", "threads", "ms/step", "ratio", "cores",
+              "queued");
+  for (const ContendRow& r : rows) {
+    double one = 0;
+    for (const ContendRow& o : rows)
+      if (o.config == r.config && o.condition == r.condition && o.threads == 1) one = o.ms;
+    std::printf("%-11s %-14s %7d %9.1f %7.3f %5.0f%% %6.0f%%\n", r.config.c_str(), r.condition.c_str(), r.threads,
+                r.ms, one > 0 ? r.ms / one : 0.0, 100 * r.core_share, 100 * r.queued_share);
+  }
+  std::printf("(cores: CPU time over wall time x threads; queued: the share of it the threads waited for a core)\n");
+}
+
+// How cost grows: one row per configuration of the run, for the first norm, with its
+// shape, ms/step at each thread count, per-token cost and the allocator's peak.
+void print_growth(const std::vector<Result>& results, const std::vector<BenchConfig>& configs,
+                  const std::vector<int64_t>& threads, const std::string& norm) {
+  std::printf("\nhow cost grows (%s): ms/step and peak memory in use per configuration\n", norm.c_str());
+  std::printf("%-11s %3s %4s %3s %5s %3s", "config", "L", "C", "H", "T", "B");
+  for (int64_t t : threads) std::printf(" %9s %8s", ("ms " + std::to_string(t) + "t").c_str(), "us/tok");
+  std::printf(" %9s\n", "peak MiB");
+  for (const BenchConfig& bc : configs) {
+    std::printf("%-11s %3lld %4lld %3lld %5lld %3lld", bc.name.c_str(), (long long)bc.layers, (long long)bc.dim,
+                (long long)bc.heads, (long long)bc.context, (long long)bc.batch);
+    double peak = 0;
+    for (int64_t t : threads)
+      for (const Result& r : results)
+        if (r.config == bc.name && r.norm == norm && r.threads == t) {
+          std::printf(" %9.1f %8.2f", r.ms_median, r.ms_median * 1e3 / (double)(bc.batch * bc.context));
+          peak = std::max(peak, r.peak_mib);
+        }
+    std::printf(" %9.1f\n", peak);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   FlagParser p("bench_gpt",
                "Median ms per GPT training step (forward, backward, AdamW) per configuration, norm and thread count, "
                "against the sgemm roof of the step measured in the same run, with a per-phase breakdown.");
@@ -389,7 +510,9 @@ int main(int argc, char** argv) {
   add_thread_counts_flag(p, thread_counts);
   std::vector<std::string> config_names = {"tiny", "small"}, norms = {"ln", "rms", "cbwc", "dyt", "bhyt"},
                            compared = {"rms", "bhyt", "bhyt-exact"};
-  add_configs_flag(p, config_names, {"tiny", "small"}, "configurations: tiny (L4 C128 T64 B16), small (L6 C384 T256 B8)");
+  add_configs_flag(p, config_names, config_names_of(known_configs()),
+                   "configurations: tiny (L4 C128 T64 B16), small (L6 C384 T256 B8), tiny-T128 ... tiny-T1024 "
+                   "(tiny at context T), small-C128 ... small-C768 (small at width C, 64-wide heads)");
   add_norms_list_flag(p, norms);
   int64_t steps_flag = 0, compare_steps_flag = 0;
   add_timed_steps_flag(p, steps_flag, "timed steps after one warm-up step (0: tiny 20, small 3)");
@@ -401,6 +524,9 @@ int main(int argc, char** argv) {
       "norms timed side by side at the last thread count, steps interleaved, as ratios to the first (empty: skip)");
   p.integer("--compare-steps", compare_steps_flag, 0, 1000000,
             "interleaved rounds of the comparison (0: tiny 30, small 5)");
+  bool contend_flag = false;
+  p.toggle("--contend", contend_flag,
+           "also time the first norm's step beside a competing CPU-bound process at nice 0 and at nice 19");
   bool no_generation = false;
   p.toggle("--no-generation", no_generation, "skip the generation table (batch 1, key/value cache against none)");
   std::string json_path;
@@ -432,19 +558,19 @@ int main(int argc, char** argv) {
                             .num("threads", threads)
                             .num("roof_ms", roof.seconds * 1e3)
                             .num("roof_gflop", roof.flops * 1e-9));
-        std::printf("%-6s %-10s %7s %6s %10s %9s %9s %8s %7s %11s %9s %7s %6s\n", "config", "norm", "params",
+        std::printf("%-10s %-10s %7s %6s %10s %9s %9s %8s %7s %11s %9s %7s %6s %6s\n", "config", "norm", "params",
                     "steps", "ms/step", "min ms", "tok/s", "GFLOP/s", "x roof", "sys allocs", "peak MiB", "loss",
-                    "cores");
+                    "cores", "queued");
         for (size_t i = 0; i < norms.size(); ++i) {
           const int64_t steps = steps_flag > 0 ? steps_flag : bc.default_steps;
           const bool profiled = breakdown == "all" || (breakdown == "first" && i == 0);
-          Result r = run_one(bc, norms[i], threads, steps, profiled, roof);
+          Result r = run_one(bc, norms[i], threads, steps, profiled, roof.seconds);
           allocator_release_cached(Device::CPU);  // the next model starts from a clean cache
-          std::printf("%-6s %-10s %6.2fM %6lld %10.1f %9.1f %9.0f %8.1f %7.2f %11lld %9.1f %7.4f %5.0f%%%s\n",
+          std::printf("%-10s %-10s %6.2fM %6lld %10.1f %9.1f %9.0f %8.1f %7.2f %11lld %9.1f %7.4f %5.0f%% %5.0f%%%s\n",
                       r.config.c_str(), r.norm.c_str(), (double)r.params * 1e-6, (long long)r.steps, r.ms_median,
                       r.ms_min, r.tok_s, r.gflops, r.roof_ratio, (long long)r.system_allocs_after_first,
-                      r.peak_mib, r.last_loss, 100 * r.core_share,
-                      r.core_share < 0.9 ? "  <- a core was taken by another process" : "");
+                      r.peak_mib, r.last_loss, 100 * r.core_share, 100 * r.queued_share,
+                      r.queued_share > 0.05 ? "  <- another process held a core" : "");
           std::fflush(stdout);
           results.push_back(r);
         }
@@ -453,9 +579,20 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("\n(FLOPs/step: tiny %.2f G, small %.1f G; x roof: median step over the sgemm roof of the same run;\n"
-                " sys allocs: system allocations after the first step; cores: share of the cores this process held\n"
-                " while timing, near 100 %% when nothing else ran; profiled steps pay a clock read per op)\n",
+                " sys allocs: system allocations after the first step; cores: CPU time over wall time x threads while\n"
+                " timing; queued: the share of it the threads waited for a core another process held, near 0 %% when\n"
+                " nothing else ran; profiled steps pay a clock read per op)\n",
                 step_flops(known_configs()[0]) * 1e-9, step_flops(known_configs()[1]) * 1e-9);
+
+    if (configs.size() > 1) print_growth(results, configs, thread_counts, norms[0]);
+    std::vector<ContendRow> contention;
+    if (contend_flag)
+      for (const auto& bc : configs) {
+        const std::vector<ContendRow> rows =
+            contend(bc, norms[0], thread_counts, steps_flag > 0 ? steps_flag : bc.default_steps);
+        contention.insert(contention.end(), rows.begin(), rows.end());
+      }
+    if (contend_flag) print_contend(contention, norms[0]);
 
     std::vector<CompareRow> comparison;
     if (!compared.empty()) {
@@ -523,7 +660,8 @@ int main(int argc, char** argv) {
                            .num("system_allocs_after_first_step", (double)r.system_allocs_after_first)
                            .num("peak_in_use_mib", r.peak_mib)
                            .num("last_loss", r.last_loss)
-                           .num("core_share", r.core_share));
+                           .num("core_share", r.core_share)
+                           .num("queued_share", r.queued_share));
         for (const auto& [phase, seconds] : r.phases)
           phases.push_back(JsonRecord()
                                .str("config", r.config)
@@ -532,6 +670,15 @@ int main(int argc, char** argv) {
                                .str("phase", phase)
                                .num("ms_per_step", seconds * 1e3));
       }
+      std::vector<JsonRecord> contend_rows;
+      for (const ContendRow& c : contention)
+        contend_rows.push_back(JsonRecord()
+                                   .str("config", c.config)
+                                   .str("condition", c.condition)
+                                   .num("threads", c.threads)
+                                   .num("ms_per_step", c.ms)
+                                   .num("core_share", c.core_share)
+                                   .num("queued_share", c.queued_share));
       for (const CompareRow& c : comparison)
         compare.push_back(JsonRecord()
                               .str("config", c.config)
@@ -547,6 +694,7 @@ int main(int argc, char** argv) {
                              {"results", json_list(runs)},
                              {"phases", json_list(phases)},
                              {"comparison", json_list(compare)},
+                             {"contention", json_list(contend_rows)},
                              {"generation", json_list(gen_rows)}});
     }
   } catch (const std::exception& e) {

@@ -358,7 +358,7 @@ void bench_attention(int threads, int reps, std::vector<JsonRecord>& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  prefer_spinning_threads(argv);
+  bound_thread_spinning(argv);
   FlagParser p("bench_ops", "GFLOP/s of nl::matmul against direct sgemm, GB/s of copies, add, softmax and the norm "
                             "kernels against memcpy, and fused attention against the composite it replaced.");
   std::vector<int64_t> thread_counts = {1, 2};

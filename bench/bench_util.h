@@ -3,6 +3,7 @@
 // got, the load average, JSON records (nlohmann-json underneath) and the flags every
 // benchmark takes. Nothing here passes or fails on time.
 #pragma once
+#include <dirent.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -100,19 +101,50 @@ inline double cpu_seconds() {
   return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-// Share of the cores this process got: CPU seconds used over wall seconds times
-// threads. Idle threads spin (prefer_spinning_threads), so an uncontended run sits near
-// 1.0; well below it, another process held a core and the figures taken meanwhile are
-// not to be trusted (with spinning threads, a stolen core costs whole time slices).
-class CoreShare {
+// A per-process seconds counter's growth over a span, as a share of the span's wall
+// seconds times threads.
+class ShareOfSpan {
  public:
-  explicit CoreShare(int threads) : threads_(threads), wall0_(Clock::now()), cpu0_(cpu_seconds()) {}
-  double get() const { return (cpu_seconds() - cpu0_) / (seconds_since(wall0_) * threads_); }
+  ShareOfSpan(int threads, double (*counter)())
+      : threads_(threads), counter_(counter), wall0_(Clock::now()), count0_(counter()) {}
+  double get() const { return (counter_() - count0_) / (seconds_since(wall0_) * threads_); }
 
  private:
   int threads_;
+  double (*counter_)();
   Clock::time_point wall0_;
-  double cpu0_;
+  double count0_;
+};
+
+// Share of the cores this process got: CPU seconds used over wall seconds times
+// threads. Idle threads spin only briefly (bound_thread_spinning) and then sleep, so
+// this share falls below 1.0 both when another process held a core and when the
+// program had serial stretches; QueuedShare below tells the two apart.
+struct CoreShare : ShareOfSpan {
+  explicit CoreShare(int threads) : ShareOfSpan(threads, cpu_seconds) {}
+};
+
+// Seconds this process's threads spent runnable but waiting for a core, summed over
+// its threads (/proc/self/task/*/schedstat, second field; 0 where the kernel has no
+// schedstat). Only another process on the cores makes a thread wait there.
+inline double run_queue_wait_seconds() {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return 0;
+  double total_ns = 0;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/schedstat");
+    double run_ns = 0, wait_ns = 0;
+    if (f >> run_ns >> wait_ns) total_ns += wait_ns;
+  }
+  closedir(dir);
+  return total_ns * 1e-9;
+}
+
+// The share of the span this process's threads spent queued behind another process:
+// run-queue wait over wall seconds times threads (0: the cores were ours).
+struct QueuedShare : ShareOfSpan {
+  explicit QueuedShare(int threads) : ShareOfSpan(threads, run_queue_wait_seconds) {}
 };
 
 // Times `fns` (each one call of a kernel) interleaved: every repetition runs each of

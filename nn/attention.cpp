@@ -18,19 +18,14 @@ SelfAttention::SelfAttention(int64_t dim_, int64_t heads_, bool causal_, Generat
 Var SelfAttention::forward(const Var& x) const {
   NL_CHECK(x.dim() == 3 && x.shape()[2] == dim, "attention: input must be (B, T, ", dim, "), got ",
            describe(x.value()));
-  const int64_t B = x.shape()[0], T = x.shape()[1], hd = dim / heads;
+  const int64_t hd = dim / heads;
   Var qkv_out = qkv->forward(x);  // (B, T, 3C)
-  // views (B, T, H, hd) -> (B, H, T, hd), no copies
-  auto head_view = [&](int part) {
-    Var p = ag::slice(qkv_out, 2, part * dim, (part + 1) * dim);
-    return ag::permute(ag::reshape(p, {B, T, heads, hd}), {0, 2, 1, 3});
-  };
   Var y;
   {
     profile::Scope core("attention core");  // head views, the fused attention, merging the heads
-    // the fused op reads the strided head views in place and keeps no (T, T) tensor
-    y = ag::attention(head_view(0), head_view(1), head_view(2), 1.0f / std::sqrt((float)hd), causal);
-    y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});  // (B, H, T, hd) -> (B, T, C)
+    // the fused op reads the strided head views of qkv in place, keeps no (T, T) tensor,
+    // and returns (B, T, C) with the heads merged
+    y = ag::attention_qkv(qkv_out, heads, 1.0f / std::sqrt((float)hd), causal);
   }
   return proj->forward(y);
 }

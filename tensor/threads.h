@@ -27,12 +27,18 @@ constexpr long kParallelGrain = 32768;
 
 namespace nl {
 
-// libgomp lets idle threads sleep soon after a parallel loop; waking them costs tens
-// of microseconds, and a training step runs hundreds of short loops (measured: the
-// demo GPT ran at 13.7k tok/s with OMP_WAIT_POLICY=active, 4.2k with the default).
-// The policy is read once when the OpenMP runtime loads, before main, so a program
-// calls this first thing: when the variable is unset it sets it and re-executes itself.
-// A value the user set is kept.
-void prefer_spinning_threads(char** argv);
+// How long an idle OpenMP thread (ours and OpenBLAS's: both run on libgomp) spins
+// before it sleeps. A training step runs hundreds of short parallel loops with
+// microseconds between them; a thread that slept must be woken through the kernel
+// (tens of microseconds), so a little spinning can pay on an idle machine. But a thread
+// that spins without end (OMP_WAIT_POLICY=active) keeps its core while another process
+// wants it, and its partner, queued behind that process, holds up the team at every
+// barrier: beside other jobs a 2-thread tiny step went from 38 ms to 400-1500 ms.
+// libgomp reads its wait settings once, when the runtime loads before main, so a
+// program calls this first thing: when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is
+// set, it sets GOMP_SPINCOUNT (threads.cpp: the count and the measurements behind it)
+// and re-executes itself. A value the user set is kept (OMP_WAIT_POLICY=active brings
+// back the endless spin, GOMP_SPINCOUNT=N any other bound).
+void bound_thread_spinning(char** argv);
 
 }  // namespace nl

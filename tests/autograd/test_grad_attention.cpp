@@ -5,6 +5,7 @@
 // with T, not with T^2.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -127,4 +128,47 @@ TEST_CASE("attention op: forward + backward peak memory grows with T, not T^2", 
   CHECK(fused_1024 < 5 * head_bytes + (256 << 10));
   CHECK(fused_1024 < 2.2 * fused_512);
   CHECK(fused_1024 * 10 < probs_bytes);
+}
+
+// attention_qkv against the path nn/ took before it: slices of qkv as head views,
+// the attention op, the heads merged by a permute and a reshape (the slice, permute and
+// reshape backwards, none of attention_qkv's code), values and the qkv gradient.
+TEST_CASE("attention_qkv equals slice, attention, merge: values and the qkv gradient", "[grad][attention]") {
+  Generator gen(85);
+  for (bool causal : {true, false})
+    for (const auto& [B, T, H, hd] : std::vector<std::array<int64_t, 4>>{{2, 7, 2, 8}, {3, 65, 4, 16}, {1, 1, 1, 4}}) {
+      INFO("B " << B << " T " << T << " H " << H << " hd " << hd << (causal ? " causal" : " full"));
+      const int64_t C = H * hd;
+      const Tensor x = gen.normal({B, T, 3 * C}), dout = gen.normal({B, T, C});
+      const float scale = 1.0f / std::sqrt((float)hd);
+      Var fx(x, true), cx(x, true);
+      Var fused = ag::attention_qkv(fx, H, scale, causal);
+      auto head = [&](int part) {
+        return ag::permute(ag::reshape(ag::slice(cx, 2, part * C, (part + 1) * C), {B, T, H, hd}), {0, 2, 1, 3});
+      };
+      Var composite =
+          ag::reshape(ag::permute(ag::attention(head(0), head(1), head(2), scale, causal), {0, 2, 1, 3}), {B, T, C});
+      CHECK(fused.node()->inputs.size() == 1);
+      CHECK_CLOSE(fused.value(), composite.value(), 1e-6, 1e-6);
+      fused.backward(dout);
+      composite.backward(dout);
+      CHECK_CLOSE(fx.grad(), cx.grad(), 1e-6, 1e-6);
+    }
+}
+
+TEST_CASE("attention_qkv gradcheck, causal and not", "[grad][attention]") {
+  Generator gen(86);
+  for (bool causal : {true, false}) {
+    INFO((causal ? "causal" : "full"));
+    auto fn = [causal](const std::vector<Var>& x) { return ag::attention_qkv(x[0], 2, 0.6f, causal); };
+    CHECK_GRADCHECK(gradcheck(fn, {gen.normal({2, 5, 3 * 6})}));
+    CHECK_GRADCHECK(gradcheck(fn, {gen.normal({1, 1, 3 * 4})}));
+  }
+}
+
+TEST_CASE("attention_qkv refuses a qkv that is not (B, T, 3 H hd)", "[grad][attention]") {
+  Generator gen(87);
+  CHECK_THROWS_WITH(ag::attention_qkv(Var(gen.normal({2, 4, 10})), 2, 1.0f, true),
+                    Catch::Contains("attention_qkv") && Catch::Contains("(2, 4, 10)"));
+  CHECK_THROWS_WITH(ag::attention_qkv(Var(gen.normal({4, 12})), 2, 1.0f, true), Catch::Contains("attention_qkv"));
 }
