@@ -9,14 +9,17 @@
 namespace nl {
 
 const std::vector<std::string>& block_names() {
-  static const std::vector<std::string> names = {"pre", "peri", "lns"};
+  static const std::vector<std::string> names = {"pre", "peri", "lns", "llama"};
   return names;
 }
 
 void check_block_name(const std::string& name) {
-  for (const auto& n : block_names())
+  std::string all;
+  for (const auto& n : block_names()) {
     if (n == name) return;
-  fail("unknown block variant '", name, "' (choose one of: pre, peri, lns)");
+    all += (all.empty() ? "" : ", ") + n;
+  }
+  fail("unknown block variant '", name, "' (choose one of: ", all, ")");
 }
 
 Block::Block(const BlockConfig& c, Generator& gen) : config(c), fro2_cache_(NAN) {
@@ -37,10 +40,12 @@ Block::Block(const BlockConfig& c, Generator& gen) : config(c), fro2_cache_(NAN)
   const bool cbwc = kind.centres_stream;
   // registration order gives the parameter order: pre's is ln1, attn, ln2, mlp
   ln1 = register_module("ln1", make_norm(c.norm, c.dim, NormPlace::Attention));
-  attn = register_module("attn", std::make_shared<SelfAttention>(c.dim, c.heads, c.causal, gen, proj_std, cbwc));
+  const bool rope = c.variant == "llama";
+  attn = register_module("attn",
+                         std::make_shared<SelfAttention>(c.dim, c.heads, c.causal, gen, proj_std, cbwc, c.bias, rope));
   if (peri) ln1_out = register_module("ln1_out", make_norm(c.norm, c.dim, NormPlace::Attention));
   ln2 = register_module("ln2", make_norm(c.norm, c.dim, NormPlace::Mlp));
-  mlp = register_module("mlp", std::make_shared<MLP>(c.dim, gen, proj_std, cbwc, c.mlp));
+  mlp = register_module("mlp", std::make_shared<MLP>(c.dim, gen, proj_std, cbwc, c.mlp, c.bias));
   if (peri) ln2_out = register_module("ln2_out", make_norm(c.norm, c.dim, NormPlace::Mlp));
 }
 
@@ -132,7 +137,7 @@ Var Block::approximated_site2(const Var& x, const Var& h) const {
     probe->record(l, "ln2", y.value());
     probe->record(l, "ln2.pre_tanh", site2.pre_tanh_with_denom(h.value(), s.denom.value()));
     probe->record(l, "site2_var_approx", s.var_approx);
-    probe->record(l, "site2_var_exact", var(h.value(), {-1}, false, 0));
+    probe->record(l, "site2_var_exact", site2.spread2(h.value(), false));
   }
   return y;
 }
@@ -143,8 +148,8 @@ void Block::probe_site2_variances(const Tensor& x, const Tensor& h) const {
   const float lambda1 = site1.lambda.value().item();
   const float added = c_attn(x.shape()[1], attn->value_output_frobenius2()) * lambda1 * lambda1 /
                       (site1.kappa * site1.kappa);
-  probe->record(config.layer - 1, "site2_var_approx", add_scalar(var(x, {-1}, false, 0), added));
-  probe->record(config.layer - 1, "site2_var_exact", var(h, {-1}, false, 0));
+  probe->record(config.layer - 1, "site2_var_approx", add_scalar(site1.spread2(x, false), added));
+  probe->record(config.layer - 1, "site2_var_exact", static_cast<const BHyT&>(*ln2).spread2(h, false));
 }
 
 }  // namespace nl

@@ -39,6 +39,11 @@ class Fields {
     NL_CHECK(j_[key].is_number(), "model description: '", key, "' is not a number: ", j_[key].dump());
     target = j_[key].get<float>();
   }
+  void boolean(const char* key, bool& target) const {
+    if (!has(key)) return;
+    NL_CHECK(j_[key].is_boolean(), "model description: '", key, "' is not true or false: ", j_[key].dump());
+    target = j_[key].get<bool>();
+  }
   void text(const char* key, std::string& target, bool required = false) const {
     if (!has(key)) {
       NL_CHECK(!required, "model description: no '", key, "' in ", text_);
@@ -63,13 +68,18 @@ std::string key_of(const std::string& option) {
   return key;
 }
 
-// The norm and every option every kind declares, as set or by default (unset optional
-// ones left out), so that a description says everything the model was built from.
+// The norm and every option every kind declares, as set, by default or as followed
+// (unset optional ones left out; text options as their text), so that a description
+// says everything the model was built from.
 void describe_norm(json& j, const NormConfig& n) {
   j["norm"] = n.name;
   j["eps"] = number(n.eps);
-  for (const NormOption& o : norm_options())
-    if (n.has(o.name)) j[key_of(o.name)] = o.integer ? json((int64_t)n.option(o.name)) : number((float)n.option(o.name));
+  for (const NormOption& o : norm_options()) {
+    if (!n.has(o.name)) continue;
+    const std::string key = key_of(o.name);
+    if (!o.choices.empty()) j[key] = n.choice(o.name);
+    else j[key] = o.integer ? json((int64_t)n.option(o.name)) : number((float)n.option(o.name));
+  }
 }
 
 void read_norm(const Fields& d, NormConfig& n) {
@@ -78,6 +88,12 @@ void read_norm(const Fields& d, NormConfig& n) {
   for (const NormOption& o : norm_options()) {
     const std::string key = key_of(o.name);
     if (!d.has(key.c_str())) continue;
+    if (!o.choices.empty()) {
+      std::string v;
+      d.text(key.c_str(), v);
+      n.set_choice(o.name, v);
+      continue;
+    }
     float v = 0;
     d.real(key.c_str(), v);
     n.set(o.name, v);
@@ -97,7 +113,9 @@ std::string describe_gpt(const GPTConfig& c) {
   j["block"] = c.block;
   j["mlp"] = c.mlp;
   j["emb_scale0"] = number(c.emb_scale0);
-  j["final_norm"] = c.final_norm;
+  j["final_norm"] = c.final_norm_name();  // resolved: the description holds what was built
+  j["bias"] = c.bias;
+  j["tied_head"] = c.tied_head;
   describe_norm(j, c.norm);
   return j.dump();
 }
@@ -137,6 +155,8 @@ GPTConfig gpt_config_from_json(const std::string& text) {
   d.text("mlp", c.mlp);
   d.real("emb_scale0", c.emb_scale0);
   d.text("final_norm", c.final_norm);
+  d.boolean("bias", c.bias);
+  d.boolean("tied_head", c.tied_head);
   read_norm(d, c.norm);
   c.validate();
   return c;

@@ -240,7 +240,7 @@ TEST_CASE("gpt initialisation follows GPT-2: N(0, 0.02), projections N(0, 0.02/s
       c.heads = 4;
       c.context = 64;
       c.norm.name = norm;
-      c.norm.set("dyt-alpha0", 0.75f).set("bhyt-lambda", 1.25f);
+      c.norm.set("dyt-alpha0", 0.75f).set("bhyt-lambda-attn", 1.25f).set("bhyt-lambda-mlp", 1.25f);
       Generator gen(100 + L);
       GPT model(c, gen);
       for (const auto& [name, p] : model.named_parameters()) {
