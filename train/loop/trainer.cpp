@@ -83,7 +83,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   const int64_t shard = c.batch / dist::world_size(), shard_start = shard * dist::rank();
 
   FlatParameters flat = flatten_parameters(task.model());
-  AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
+  AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd, c.wd_all});
   const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
   int64_t start_step = 0;
   if (c.resume) {
