@@ -13,6 +13,8 @@ void GPTConfig::validate() const {
   NL_CHECK(vocab > 0 && layers > 0 && dim > 0 && heads > 0 && context > 0,
            "gpt config: vocab, layers, dim, heads and context must be positive");
   NL_CHECK(dim % heads == 0, "gpt config: --dim ", dim, " is not divisible by --heads ", heads);
+  NL_CHECK(block != "llama" || (dim / heads) % 2 == 0, "gpt config: --block llama rotates pairs of channels and needs "
+           "an even head dimension (--dim / --heads), got ", dim / heads);
   NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "gpt config: --dropout must lie in [0, 1), got ", dropout);
   check_norm_config(norm);
   check_mlp_name(mlp);

@@ -295,6 +295,10 @@ TEST_CASE("llama block: no wpe, RoPE attention equals plain loops, order matters
   CHECK(names.count("lm_head.weight") == 1);
   for (const auto& n : names) CHECK(n.find(".bias") == std::string::npos);  // rms has none, linears none
   CHECK(model.blocks[0]->attn->rope);
+  GPTConfig odd = llama("rms");
+  odd.dim = 6;
+  odd.heads = 2;
+  CHECK_THROWS_WITH(odd.validate(), Contains("even head dimension"));
   CHECK(model.blocks[0]->mlp->kind == "swiglu");
   // the attention of block 0 against plain loops with q and k rotated
   const auto& attn = *model.blocks[0]->attn;
