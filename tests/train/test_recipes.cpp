@@ -87,7 +87,8 @@ TEST_CASE("recipes: flags given override the recipe's wherever they stand, and t
   CHECK(b.model.norm.choice("bhyt-form") == "code");
   CHECK(b.model.norm.option("bhyt-lambda-attn") == 2);
   CHECK(b.model.norm.option("bhyt-lambda-mlp") == 1);
-  CHECK(b.model.final_norm == "rms");
+  CHECK(b.model.final_norm_name() == "rms");  // bhyt's default; with --norm ln the recipe ends in a LayerNorm
+  CHECK(parse({"--recipe", "bhyt-released", "--norm", "ln"}).c.model.final_norm_name() == "ln");
   CHECK(b.model.norm.option("bhyt-refresh") == 0);  // auto, resolved by the run
   CHECK(b.beta2 == Approx(0.95f));
   // --block llama alone, then with its implications overridden
@@ -159,6 +160,11 @@ TEST_CASE("recipes: an unknown recipe names the known ones; a program that omits
     CHECK_THROWS_WITH(r.parse(std::vector<std::string>{bad.substr(0, space), bad.substr(space + 1)}),
                       Contains(bad.substr(0, space)));
   }
+  GPTRunConfig f;
+  FlagParser s("train_gpt", "");
+  add_gpt_run_flags(s, f);
+  CHECK_THROWS_WITH(s.parse(std::vector<std::string>{"--bhyt-refresh", "0"}),
+                    Contains("--bhyt-refresh must be auto or an integer in [1, 1000000000], got '0'"));
 }
 
 TEST_CASE("recipes: the listing names every recipe with its flags and source, and every norm", "[recipes]") {

@@ -43,8 +43,16 @@ void add_norm_flags(FlagParser& p, NormConfig& n) {
             n.options.erase(o.name);
             return;
           }
-          if (o.auto_value && v == "auto") {
-            n.set(o.name, 0);
+          if (o.auto_value) {
+            if (v == "auto") {
+              n.set(o.name, 0);
+              return;
+            }
+            try {
+              n.set(o.name, (double)flag_integer(flag, v, (int64_t)o.lo, (int64_t)o.hi));
+            } catch (const Error&) {
+              fail(flag, " must be auto or an integer in [", (int64_t)o.lo, ", ", (int64_t)o.hi, "], got '", v, "'");
+            }
             return;
           }
           const double x = o.integer ? (double)flag_integer(flag, v, (int64_t)o.lo, (int64_t)o.hi)

@@ -19,10 +19,11 @@ const std::vector<Recipe>& recipes() {
       {"bhyt-released",
        "BHyT as its released code trains it: Llama block, lambda 2 / 1, the code's denominator, a final RMSNorm",
        {"--norm", "bhyt", "--block", "llama", "--tied-head", "on", "--bhyt-form", "code", "--bhyt-lambda-attn", "2",
-        "--bhyt-lambda-mlp", "1", "--final-norm", "rms", "--bhyt-refresh", "auto", "--beta2", "0.95"},
+        "--bhyt-lambda-mlp", "1", "--bhyt-refresh", "auto", "--beta2", "0.95"},
        "MLAI-Yonsei/BHyT. models/hf_src/llama/modeling_llama.py: BHyT with rstd = rsqrt(mean(x^2) + eps) / kappa "
        "(--bhyt-form code), the block-level approximation LayerWiseVarApproxParrallel at each block's second site, "
-       "a LlamaRMSNorm before the head when last_layer_lam = 0 (--final-norm rms), learnable lambda; "
+       "a LlamaRMSNorm before the head when last_layer_lam = 0 (bhyt's default final norm, so that --norm ln or rms "
+       "with this recipe is the same model with another norm), learnable lambda; "
        "scripts/bhyt/pt_bhyt_sweep.sh: (input, post, last) lambdas (2, 1, 0) and (3, 3, 0); "
        "src/llamafactory/train/callbacks.py (UpdateScalerCallback): c_attn refreshed every max(1, min(1000, "
        "steps / 50)) steps (--bhyt-refresh auto); examples/train_pt/llama_pt.yaml: AdamW betas (0.9, 0.95). The "
