@@ -7,6 +7,7 @@
 #   make valgrind   one short training run under valgrind memcheck
 #   make bench      benchmarks (medians and ratios, never pass/fail)
 #   make demo       the main job: train the demo GPT with the five norms and compare them
+#                   (NORMS=ln,mynorm for others, DEMO_FLAGS for a shorter recipe)
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
 #          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
@@ -15,6 +16,7 @@
 #          .deb files, for machines without them: scripts/gpu-check.sh).
 
 SHELL := /bin/bash
+.DEFAULT_GOAL := all
 CXX ?= g++
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(abspath $(dir $(NVCC))/..),/usr/local/cuda)
@@ -81,7 +83,10 @@ endif
 ifneq ($(OPENBLAS_OMP),)
   LDFLAGS += -L$(OPENBLAS_OMP) -Wl,-rpath,$(OPENBLAS_OMP)
 endif
-LDLIBS := -lopenblas -lz -lm
+# -llapacke: LAPACK's C interface (Debian's liblapacke-dev; the SVD of studies/instruments).
+# Its LAPACK routines (dgesdd_) bind to OpenBLAS's own LAPACK in libopenblas, a direct
+# dependency loaded first, so no -llapack (the linker would drop it as unneeded anyway).
+LDLIBS := -llapacke -lopenblas -lz -lm
 
 # the layers, bottom up (scripts/check-layers.sh keeps their includes pointing down)
 LIB_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp autograd/*.cpp nn/*.cpp nn/norms/*.cpp train/*/*.cpp studies/*/*.cpp)
@@ -184,14 +189,17 @@ $(TEST_OBJS): CXXFLAGS += -DNL_BUILD_DIR='"$(BUILD)"'
 $(TEST_BIN): $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB)
 	$(CXX) $(CXXFLAGS) $(TEST_OBJS) $(BUILD)/catch_main.o $(LIB) $(LDFLAGS) $(LDLIBS) -o $@
 
+# the programs the [mpi] tests run from $(BUILD)-mpi (.ci/run builds them first)
+MPI_TEST_PROGRAMS := train_gpt depth_study
+
 # `make test FILTER=layernorm` runs the tests whose name contains "layernorm".
 test: deps
 	@$(MAKE) --no-print-directory info
 	@bash scripts/check-layers.sh
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BIN) $(CLIS)
-	@# the [mpi] tests run $(BUILD)-mpi/train_gpt: kept up to date once `make MPI=1` made it
+	@# the [mpi] tests run $(BUILD)-mpi/train_gpt and the MPI studies: kept up to date once `make MPI=1` made them
 	@if [ "$(MPI)" != 1 ] && [ -d $(BUILD)-mpi ] && command -v mpicxx >/dev/null; then \
-	  $(MAKE) --no-print-directory -j$(NPROC) MPI=1 $(BUILD)-mpi/train_gpt; fi
+	  $(MAKE) --no-print-directory -j$(NPROC) MPI=1 $(MPI_TEST_PROGRAMS:%=$(BUILD)-mpi/%); fi
 	@bash scripts/run-tests.sh $(TEST_BIN) "$(FILTER)"
 
 test-asan: deps
@@ -216,9 +224,11 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BENCHES) $(CLIS)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
+# NORMS=ln,dyt,mynorm picks the norms (default: compare_norms' own five), DEMO_FLAGS adds
+# compare_norms flags (a shorter recipe: "--steps 60 --layers 2"), DEMO_OUT the folder.
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
-	@bash scripts/demo.sh $(BUILD)
+	@NORMS="$(NORMS)" DEMO_FLAGS="$(DEMO_FLAGS)" bash scripts/demo.sh $(BUILD)
 
 demo-vit: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)

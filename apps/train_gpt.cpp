@@ -35,7 +35,9 @@ int train(int argc, char** argv) {
     return 0;
   }
   ActStatsRecord record;
-  GPTRunResult r = run_gpt(c, act_stats_observer(command.stats, &record));
+  std::vector<GPTObserverFactory> observers = act_stats_observer(command.stats, &record);
+  for (auto& o : measurement_observer(command.measure)) observers.push_back(o);
+  GPTRunResult r = run_gpt(c, observers);
   if (!dist::is_lead()) {  // the lead alone explains; every rank exits with the same code
     if (r.end.signal) return 128 + r.end.signal;
     return r.end.fault.empty() && !r.diverged ? 0 : 1;

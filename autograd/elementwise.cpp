@@ -115,6 +115,15 @@ Var tanh(const Var& x) {
   return record("tanh", y, {x}, [y](const Tensor& g) { return std::vector<Tensor>{tanh_backward(y, g)}; });
 }
 
+// d(erf x)/dx = (2 / sqrt(pi)) exp(-x^2)
+Var erf(const Var& x) {
+  Tensor xv = x.value();
+  return record("erf", nl::erf(xv), {x}, [xv](const Tensor& g) {
+    const float two_over_sqrt_pi = 1.1283791670955126f;
+    return std::vector<Tensor>{nl::mul(g, nl::mul_scalar(nl::exp(nl::neg(nl::mul(xv, xv))), two_over_sqrt_pi))};
+  });
+}
+
 // relu'(x) = [x > 0]
 Var relu(const Var& x) {
   Tensor xv = x.value();

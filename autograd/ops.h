@@ -1,6 +1,6 @@
 // Differentiable ops on Vars. Each is defined in the file of its family
-// (autograd/elementwise.cpp, reduce.cpp, matmul.cpp, shape.cpp, softmax.cpp, loss.cpp,
-// embedding.cpp, norms.cpp) with its forward and, beside it, its backward and the
+// (autograd/elementwise.cpp, reduce.cpp, matmul.cpp, shape.cpp, softmax.cpp, attention.cpp,
+// loss.cpp, embedding.cpp, norms.cpp) with its forward and, beside it, its backward and the
 // derivative written in a comment. The numeric work is done by the kernels of tensor/ops.h.
 #pragma once
 #include <cmath>
@@ -26,6 +26,7 @@ Var log(const Var& x);
 Var sqrt(const Var& x);
 Var rsqrt(const Var& x);
 Var tanh(const Var& x);
+Var erf(const Var& x);
 Var relu(const Var& x);
 Var gelu(const Var& x);
 Var silu(const Var& x);
@@ -39,8 +40,14 @@ Var var(const Var& x, const std::vector<int64_t>& axes = {}, bool keepdim = fals
 // ---- softmax over the last axis
 Var softmax(const Var& x);
 Var log_softmax(const Var& x);
-// softmax(scale * scores) with the future masked when causal, saving only the output
+// softmax(scale * scores) with the future masked when causal, saving only the output: the
+// middle of the composite attention, which the tests and bench_ops hold the fused one against
 Var attention_softmax(const Var& scores, float scale, bool causal);
+
+// ---- fused attention: q (B, H, T, hd), k and v (B, H, S, hd) -> (B, H, T, hd), one recorded
+// op that saves no (T, S) tensor (tensor/ops.h, attention_forward, says which views it reads
+// in place and what causal means when S > T)
+Var attention(const Var& q, const Var& k, const Var& v, float scale, bool causal);
 
 // ---- matrix product (batched, broadcast, optional transposes)
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);

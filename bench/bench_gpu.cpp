@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "nn/gpt.h"
 #include "tensor/allocator.h"
 #include "tensor/cuda/kernels.h"
@@ -20,6 +21,7 @@
 #include "train/loop/trainer.h"
 
 using namespace nl;
+using namespace nl::bench;
 
 namespace {
 
@@ -37,15 +39,6 @@ const std::vector<GpuConfig> kConfigs = {
 double step_flops(const GpuConfig& c) {
   const double L = (double)c.layers, C = (double)c.dim, T = (double)c.context, B = (double)c.batch;
   return 6.0 * (12.0 * L * C * C + (double)c.vocab * C) * B * T + 6.0 * L * C * T * B * T;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t V) {

@@ -2,7 +2,9 @@
 //   (a) nl::matmul against a direct cblas_sgemm call on the same buffers, for the matrix
 //       products of one training step of the `tiny` and `small` GPTs (BENCHMARKS.md);
 //   (b) memory bandwidth of copies, elementwise add and softmax against a plain memcpy;
-//   (c) forward + backward of the fused norm kernels (tensor/norms.h) against the same copy.
+//   (c) forward + backward of the fused norm kernels (tensor/norms.h) against the same copy;
+//   (d) forward + backward of causal attention: the fused op (ag::attention) against the
+//       composite it replaced (matmul, attention_softmax, matmul), time and peak memory.
 // Every figure is a median over repetitions, the two sides of a ratio measured
 // interleaved in the same run. Nothing passes or fails on time.
 //   build/release/bench_ops [--threads 1,2] [--quick] [--json FILE]
@@ -23,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "autograd/ops.h"
+#include "tensor/allocator.h"
 #include "tensor/norms.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -280,21 +284,92 @@ void bench_norms(int threads, int reps, std::vector<JsonRecord>& out, int64_t ro
   }
 }
 
+// ---------------------------------------------------------------- (d) attention
+
+// Forward + backward of causal attention on the head views of a (B, T, 3C) qkv tensor,
+// as nn/attention.cpp makes them: the composite matmul -> attention_softmax -> matmul
+// (per-head sgemm calls and a (B, H, T, T) probability tensor) against the fused op.
+// Peak memory: the allocator's peak bytes in use above what was in use before, over one
+// forward + backward (inputs not counted).
+void bench_attention(int threads, int reps, std::vector<JsonRecord>& out) {
+  std::printf("\n(d) causal attention, forward + backward, %d thread%s: median ms, composite (matmul, "
+              "attention_softmax, matmul) and fused (ag::attention);\n    speed-up = composite / fused time, the "
+              "median of its value in each repetition; peak MiB above the inputs\n",
+              threads, threads > 1 ? "s" : "");
+  std::printf("%-6s %4s %3s %4s %5s %13s %9s %9s %14s %10s\n", "heads", "B", "H", "hd", "T", "composite ms",
+              "fused ms", "speed-up", "composite MiB", "fused MiB");
+  struct HeadShape {
+    const char* name;
+    int64_t B, H, hd;
+  };
+  Generator gen(4);
+  for (const HeadShape& hs : {HeadShape{"tiny", 16, 4, 32}, HeadShape{"small", 8, 6, 64}}) {
+    for (int64_t T : {64, 128, 256, 512, 1024}) {
+      const int64_t C = hs.H * hs.hd;
+      const Tensor qkv = gen.normal({hs.B, T, 3 * C}), dout = gen.normal({hs.B, hs.H, T, hs.hd});
+      auto head_view = [&](int part) {
+        return Var(qkv.slice(2, part * C, (part + 1) * C).reshape({hs.B, T, hs.H, hs.hd}).permute({0, 2, 1, 3}),
+                   true);
+      };
+      Var q = head_view(0), k = head_view(1), v = head_view(2);
+      const float scale = 1.0f / std::sqrt((float)hs.hd);
+      auto run_composite = [&] {
+        Var probs = ag::attention_softmax(ag::matmul(q, k, false, true), scale, true);
+        ag::matmul(probs, v).backward(dout);
+      };
+      auto run_fused = [&] { ag::attention(q, k, v, scale, true).backward(dout); };
+      auto clear_grads = [&] {
+        q.zero_grad();
+        k.zero_grad();
+        v.zero_grad();
+      };
+      auto peak_mib = [&](const std::function<void()>& run) {
+        clear_grads();
+        const int64_t before = allocator_stats(Device::CPU).in_use_bytes;
+        allocator_reset_peak(Device::CPU);
+        run();
+        return (double)(allocator_stats(Device::CPU).peak_in_use_bytes - before) / 1048576.0;
+      };
+      const double composite_mib = peak_mib(run_composite), fused_mib = peak_mib(run_fused);
+      // the leaves' gradients accumulate over repetitions; each call's work is the same
+      const Timings tm = time_interleaved({run_composite, run_fused}, reps, 2 * kGroupBudget);
+      std::printf("%-6s %4lld %3lld %4lld %5lld %13.3f %9.3f %9.2f %14.1f %10.1f\n", hs.name, (long long)hs.B,
+                  (long long)hs.H, (long long)hs.hd, (long long)T, tm.median_s[0] * 1e3, tm.median_s[1] * 1e3,
+                  tm.ratio[1], composite_mib, fused_mib);
+      out.push_back(JsonRecord()
+                        .str("section", "attention")
+                        .str("heads", hs.name)
+                        .num("threads", threads)
+                        .num("B", (double)hs.B)
+                        .num("H", (double)hs.H)
+                        .num("hd", (double)hs.hd)
+                        .num("T", (double)T)
+                        .num("composite_ms", tm.median_s[0] * 1e3)
+                        .num("fused_ms", tm.median_s[1] * 1e3)
+                        .num("speedup", tm.ratio[1])
+                        .num("composite_peak_mib", composite_mib)
+                        .num("fused_peak_mib", fused_mib)
+                        .num("reps", tm.reps));
+      allocator_release_cached(Device::CPU);  // the composite's (T, T) blocks are not reused by the next shape
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   prefer_spinning_threads(argv);
-  FlagParser p("bench_ops", "GFLOP/s of nl::matmul against direct sgemm, and GB/s of copies, add, softmax and the "
-                            "norm kernels against memcpy.");
+  FlagParser p("bench_ops", "GFLOP/s of nl::matmul against direct sgemm, GB/s of copies, add, softmax and the norm "
+                            "kernels against memcpy, and fused attention against the composite it replaced.");
   std::vector<int64_t> thread_counts = {1, 2};
   add_thread_counts_flag(p, thread_counts);
   int64_t reps_flag = 15;
   p.integer("--reps", reps_flag, 1, 100000, "timed repetitions per kernel (the median is reported)");
   bool quick = false;
   add_quick_flag(p, quick);
-  std::string json_path, wanted = "abc";
+  std::string json_path, wanted = "abcd";
   add_json_flag(p, json_path);
-  p.text("--sections", wanted, "which sections to run: a (matmul), b (bandwidth), c (norm kernels)");
+  p.text("--sections", wanted, "which sections to run: a (matmul), b (bandwidth), c (norm kernels), d (attention)");
   try {
     if (!p.parse(argc, argv)) return 0;
     const int reps = quick ? 5 : (int)reps_flag;
@@ -306,7 +381,7 @@ int main(int argc, char** argv) {
     std::vector<MatmulCase> cases = step_cases("tiny", 16 * 64, 128, 256);
     for (const auto& c : step_cases("small", 8 * 256, 384, 256)) cases.push_back(c);
 
-    std::vector<JsonRecord> mm, bw;
+    std::vector<JsonRecord> mm, bw, at;
     std::vector<JsonRecord> shares;
     auto section = [&](const std::string& name, int t, const std::function<void()>& run) {
       CoreShare share(t);
@@ -325,6 +400,7 @@ int main(int argc, char** argv) {
           bench_norms(t, reps, bw, 0);
           bench_norms(t, reps, bw, 2048);
         });
+      if (wanted.find('d') != std::string::npos) section("d", t, [&] { bench_attention(t, reps, at); });
     }
     if (!json_path.empty())
       write_json(json_path, {{"benchmark", "bench_ops"},
@@ -333,6 +409,7 @@ int main(int argc, char** argv) {
                              {"load_average_at_end", load_average()},
                              {"matmul", json_list(mm)},
                              {"bandwidth", json_list(bw)},
+                             {"attention", json_list(at)},
                              {"core_share", json_list(shares)}});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_ops: %s\n", e.what());

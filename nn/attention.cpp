@@ -1,7 +1,6 @@
 #include "nn/attention.h"
 
 #include <cmath>
-#include <limits>
 
 #include "autograd/ops.h"
 #include "autograd/profile.h"
@@ -23,20 +22,19 @@ Var SelfAttention::forward(const Var& x) const {
            describe(x.value()));
   const int64_t B = x.shape()[0], T = x.shape()[1], hd = dim / heads;
   Var qkv_out = qkv->forward(x);  // (B, T, 3C)
-  if (rope) qkv_out = ag::rope(qkv_out, hd, 2 * dim, 0, kRopeBase);  // q and k rotated, v as it is
-  // views (B, T, H, hd) -> (B, H, T, hd): sgemm reads the strided heads without copies
+  // q and k rotated before the fused core, which never sees positions; v as it is
+  if (rope) qkv_out = ag::rope(qkv_out, hd, 2 * dim, 0, kRopeBase);
+  // views (B, T, H, hd) -> (B, H, T, hd), no copies
   auto head_view = [&](int part) {
     Var p = ag::slice(qkv_out, 2, part * dim, (part + 1) * dim);
     return ag::permute(ag::reshape(p, {B, T, heads, hd}), {0, 2, 1, 3});
   };
   Var y;
   {
-    profile::Scope core("attention core");  // head views, scores, mask, softmax, weighted values
-    Var q = head_view(0), k = head_view(1), v = head_view(2);
-    Var scores = ag::matmul(q, k, false, true);                                   // (B, H, T, T)
-    Var probs = ag::attention_softmax(scores, 1.0f / std::sqrt((float)hd), causal);
-    y = ag::matmul(probs, v);                                                     // (B, H, T, hd)
-    y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});
+    profile::Scope core("attention core");  // head views, the fused attention, merging the heads
+    // the fused op reads the strided head views in place and keeps no (T, T) tensor
+    y = ag::attention(head_view(0), head_view(1), head_view(2), 1.0f / std::sqrt((float)hd), causal);
+    y = ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, dim});  // (B, H, T, hd) -> (B, T, C)
   }
   return proj->forward(y);
 }
@@ -58,10 +56,11 @@ Var SelfAttention::forward_cached(const Var& x, KVCacheLayer& cache, int64_t pas
   };
   cache.k.slice(2, past, S).copy_from(head_view(1));
   cache.v.slice(2, past, S).copy_from(head_view(2));
-  // the new rows of the scores: (B, H, Tn, S); row i may see columns up to past + i
-  Tensor scores = mul_scalar(matmul(head_view(0), cache.k.slice(2, 0, S), false, true), 1.0f / std::sqrt((float)hd));
-  scores = causal_mask_fill(scores, -std::numeric_limits<float>::infinity());
-  const Tensor y = matmul(softmax(scores), cache.v.slice(2, 0, S));  // (B, H, Tn, hd)
+  // the Tn new queries against all S cached keys: query i sits at position past + i and
+  // sees keys 0 .. past + i, the fused kernel's causal mask for S > Tn
+  const Tensor y = attention_forward(head_view(0), cache.k.slice(2, 0, S), cache.v.slice(2, 0, S),
+                                     1.0f / std::sqrt((float)hd), true)
+                       .out;  // (B, H, Tn, hd)
   return proj->forward(Var(y.permute({0, 2, 1, 3}).reshape({B, Tn, dim})));
 }
 

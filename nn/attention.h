@@ -1,9 +1,10 @@
 // Multi-head self-attention with a fused qkv projection:
 //   q, k, v = split(x Wqkv^T + bqkv);  per head: softmax(q k^T / sqrt(hd) [+ causal mask]) v
 //   y = concat(heads) Wo^T + bo
-// x (B, T, C) -> (B, T, C). Causal for the GPT, not for the ViT. With `rope` the queries
-// and keys are rotated by their positions (rotary position embeddings, tensor/ops.h:
-// rope_forward, base kRopeBase) before the attention core; without `bias` the two
+// x (B, T, C) -> (B, T, C). Causal for the GPT, not for the ViT. The per-head part is one
+// fused op (ag::attention, tensor/cpu/attention.cpp) that keeps no (T, T) tensor. With
+// `rope` the queries and keys are rotated by their positions (rotary position embeddings,
+// tensor/ops.h: rope_forward, base kRopeBase) before that op; without `bias` the two
 // linears have none.
 #pragma once
 #include <string>

@@ -66,8 +66,8 @@ Var Block::norm_site(const Norm& n, const Var& x, const char* site) const {
   if (out_scale != 1.0f) y = ag::mul_scalar(y, out_scale);
   if (probe && probe->wants_detail()) {
     probe->record(config.layer - 1, site, y.value());
-    Tensor arg = n.pre_tanh(x.value());
-    if (arg.defined()) probe->record(config.layer - 1, std::string(site) + ".pre_tanh", arg);
+    Tensor arg = n.bounded_arg_value(x.value());
+    if (arg.defined()) probe->record(config.layer - 1, std::string(site) + ".bounded_arg", arg);
   }
   return y;
 }
@@ -135,9 +135,9 @@ Var Block::approximated_site2(const Var& x, const Var& h) const {
   if (probe && probe->wants_detail()) {
     const int64_t l = config.layer - 1;
     probe->record(l, "ln2", y.value());
-    probe->record(l, "ln2.pre_tanh", site2.pre_tanh_with_denom(h.value(), s.denom.value()));
+    probe->record(l, "ln2.bounded_arg", site2.pre_tanh_with_denom(h.value(), s.denom.value()));
     probe->record(l, "site2_var_approx", s.var_approx);
-    probe->record(l, "site2_var_exact", site2.spread2(h.value(), false));
+    probe->record(l, "site2_var_exact", site2.spread2(Var(h.value()), false).value());
   }
   return y;
 }
@@ -148,8 +148,8 @@ void Block::probe_site2_variances(const Tensor& x, const Tensor& h) const {
   const float lambda1 = site1.lambda.value().item();
   const float added = c_attn(x.shape()[1], attn->value_output_frobenius2()) * lambda1 * lambda1 /
                       (site1.kappa * site1.kappa);
-  probe->record(config.layer - 1, "site2_var_approx", add_scalar(site1.spread2(x, false), added));
-  probe->record(config.layer - 1, "site2_var_exact", static_cast<const BHyT&>(*ln2).spread2(h, false));
+  probe->record(config.layer - 1, "site2_var_approx", add_scalar(site1.spread2(Var(x), false).value(), added));
+  probe->record(config.layer - 1, "site2_var_exact", static_cast<const BHyT&>(*ln2).spread2(Var(h), false).value());
 }
 
 }  // namespace nl

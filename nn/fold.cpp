@@ -168,9 +168,17 @@ MatmulLayout matmul_layout(const VarImpl* out) {
 
 bool known(const std::set<std::string>& ops, const std::string& op) { return ops.count(op) > 0; }
 
-const std::set<std::string> kElementwise = {"gelu", "relu", "silu", "tanh", "exp", "log", "sqrt", "rsqrt",
-                                            "abs", "pow_scalar", "add_scalar"};
-const std::set<std::string> kNorms = {"layer_norm", "rms_norm", "dyt", "bhyt", "bhyt_with_denom"};
+const std::set<std::string> kElementwise = {"gelu", "relu", "silu", "tanh", "erf", "exp", "log", "sqrt",
+                                            "rsqrt", "abs", "pow_scalar", "add_scalar"};
+
+// The kind whose layer records `op` as its fused forward (nn/norms/registry.h), or null.
+// Ops a norm composes are followed like any other; a fused one is opaque, so its kind
+// says what it does.
+const NormKind* fused_norm(const std::string& op) {
+  for (const NormKind& k : norm_kinds())
+    if (std::find(k.fused_ops.begin(), k.fused_ops.end(), op) != k.fused_ops.end()) return &k;
+  return nullptr;
+}
 
 // ---- the analysis of one graph
 
@@ -440,6 +448,10 @@ Rule Analysis::rule(VarImpl* t, int a) {
     if (a_const && !b_const) return child(B, kB);
     return broken(t, "both operands vary along this batch axis");
   }
+  if (op == "attention") {  // out = P v per head, rows of P summing to 1: as matmul(P, v)
+    if (a == rank - 1) return child(ins[2].get(), rank_of(ins[2].get()) - 1);
+    return broken(t, "attention mixes the tokens of a head");
+  }
   if (op == "embedding") {
     if (a != rank - 1) return broken(t, "a lookup is not zero-mean across tokens");
     r.done = true;
@@ -448,7 +460,9 @@ Rule Analysis::rule(VarImpl* t, int a) {
     return r;
   }
   if (known(kElementwise, op)) return broken(t, "an elementwise non-linearity");
-  if (known(kNorms, op)) return broken(t, "a norm's affine output (gamma * xhat + beta) is not zero-mean");
+  if (const NormKind* kind = fused_norm(op))
+    return broken(t, kind->statistics ? "a norm's affine output (gamma * xhat + beta) is not zero-mean"
+                                      : "an elementwise norm (gamma * f(x) + beta) is not zero-mean");
   if (op == "softmax" || op == "log_softmax") return broken(t, "a softmax is not zero-mean");
   return broken(t, "'" + op + "' is not known to keep zero-mean");
 }
@@ -511,7 +525,8 @@ Step Analysis::carry(const Use& use, VarImpl* t, int k) {
   auto block = [](const std::string& why) { return Step{Step::Block, -1, why}; };
   auto to = [](int axis) { return Step{Step::Carry, axis, ""}; };
   const Step absorb{Step::Absorb, -1, ""};
-  if (op == "layer_norm" || op == "softmax" || op == "log_softmax" || op == "cross_entropy") {
+  const NormKind* norm = fused_norm(op);
+  if ((norm && norm->ignores_shift) || op == "softmax" || op == "log_softmax" || op == "cross_entropy") {
     if (use.slot == 0 && k == last) return absorb;
     return block("it does not ignore this shift");
   }

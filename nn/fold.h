@@ -28,18 +28,22 @@
 //               split breaks it. Merging (B, T, H, hd) -> (B, T, C) keeps it when each
 //               head is zero-mean over its hd channels (sufficient, not necessary).
 //               Attention's weighted sum of values, matmul(P, v) with v (B, H, T, hd),
-//               is zero-mean over hd when v is, for any weights P (the matmul rule).
+//               is zero-mean over hd when v is, for any weights P (the matmul rule; the
+//               fused attention op follows the same rule to its v).
 //               So attention output is zero-mean only from per-head zero-mean values;
 //               in a transformer the out-projection after it is the regulable linear;
 //   embedding   a lookup is regulable by inserting x - mean(x) after it; an add whose
 //               terms all need only such insertions gets one insertion after the add
 //               (P(a + b) = P a + P b: the GPT's token + position sum needs one);
 //   everything else (gelu, tanh, softmax, norms' affine outputs, training-mode
-//               dropout, inputs, ...) breaks it.
+//               dropout, inputs, ...) breaks it. A norm's fused op is known by the
+//               registry's fused_ops (nn/norms/registry.h); a norm without one is
+//               walked through the ops of its composite like any other graph.
 // A change is also checked to be *safe*: centring a parameter or inserting a centring
 // shifts a tensor by a per-token constant along the axis. That shift is followed forward
-// to every consumer; it must end in ops that ignore it (layer_norm, softmax,
-// log_softmax, cross_entropy along their last axis, an explicit centring), passing only
+// to every consumer; it must end in ops that ignore it (the fused op of a norm whose kind
+// declares ignores_shift: layer_norm; softmax, log_softmax, cross_entropy along their
+// last axis; an explicit centring), passing only
 // through ops that carry it (add, sub, scalars, views, a matmul whose B it shifts along
 // op(B)'s rows). If it reaches the output or any other op (a GELU, attention's q/k/v
 // projection, a second use of a tied weight), the fold would change the model's outputs

@@ -59,8 +59,8 @@ Var GPT::probed_norm(const Norm& norm, const Var& x, int64_t layer, const char* 
   Var y = norm.forward(x);
   if (probe_ && probe_->wants_detail()) {
     probe_->record(layer, site, y.value());
-    Tensor arg = norm.pre_tanh(x.value());
-    if (arg.defined()) probe_->record(layer, std::string(site) + ".pre_tanh", arg);
+    Tensor arg = norm.bounded_arg_value(x.value());
+    if (arg.defined()) probe_->record(layer, std::string(site) + ".bounded_arg", arg);
   }
   return y;
 }

@@ -68,13 +68,22 @@ std::string key_of(const std::string& option) {
   return key;
 }
 
-// The norm and every option every kind declares, as set, by default or as followed
-// (unset optional ones left out; text options as their text), so that a description
-// says everything the model was built from.
-void describe_norm(json& j, const NormConfig& n) {
+// The norm and every option its kinds declare (the blocks' and the final norm's, when
+// that is another), as set, by default or as followed (unset optional ones left out;
+// text options as their text): a description says everything the model was built from,
+// and nothing only other kinds declare, so that registering a kind leaves the
+// descriptions of existing models, and with them the resumption of their checkpoints,
+// as they were.
+void describe_norm(json& j, const NormConfig& n, const std::string& final_norm) {
   j["norm"] = n.name;
   j["eps"] = number(n.eps);
+  auto declared = [&](const NormOption& option, const std::string& kind) {
+    for (const NormOption& o : norm_kind(kind).options)
+      if (o.name == option.name) return true;
+    return false;
+  };
   for (const NormOption& o : norm_options()) {
+    if (!declared(o, n.name) && !declared(o, final_norm)) continue;
     if (!n.has(o.name)) continue;
     const std::string key = key_of(o.name);
     if (!o.choices.empty()) j[key] = n.choice(o.name);
@@ -113,10 +122,14 @@ std::string describe_gpt(const GPTConfig& c) {
   j["block"] = c.block;
   j["mlp"] = c.mlp;
   j["emb_scale0"] = number(c.emb_scale0);
-  j["final_norm"] = c.final_norm_name();  // resolved: the description holds what was built
-  j["bias"] = c.bias;
-  j["tied_head"] = c.tied_head;
-  describe_norm(j, c.norm);
+  // The final norm's kind as built, left "" when it is the blocks' own and none was named,
+  // and the GPT-2 defaults (biases, a tied head) left out, as descriptions were written
+  // before these fields: those models' checkpoints still resume.
+  const std::string final_kind = c.final_norm_name();
+  j["final_norm"] = c.final_norm.empty() && final_kind == c.norm.name ? std::string() : final_kind;
+  if (!c.bias) j["bias"] = false;
+  if (!c.tied_head) j["tied_head"] = false;
+  describe_norm(j, c.norm, final_kind);
   return j.dump();
 }
 
@@ -130,7 +143,7 @@ std::string describe_vit(const ViTConfig& c) {
   j["layers"] = c.layers;
   j["dim"] = c.dim;
   j["heads"] = c.heads;
-  describe_norm(j, c.norm);
+  describe_norm(j, c.norm, final_norm_kind(c.norm.name, ""));
   return j.dump();
 }
 

@@ -6,13 +6,14 @@
 //   resid                the residual stream entering the block (the model adds layer L:
 //                        the stream leaving the last block)
 //   ln1, ln2, ln1_out, ln2_out   each norm's output (as it enters the next op: scaled in lns)
-//   <norm>.pre_tanh      the argument of that norm's tanh (norms that end in one)
+//   <norm>.bounded_arg   the argument of that norm's bounded nonlinearity (tanh, clip...:
+//                        the norms that end in one, NormKind::bounded)
 //   site2_var_approx     in blocks whose norm reports its second site (BHyT), per token:
 //                        s1^2 + r c_attn lambda1^2/kappa^2 (BHyT's code form: ms1 + ...)
 //   site2_var_exact      the same tokens' exact s2^2, the variance of h over channels
 //                        (code form: the mean square of h)
 // A probe that only wants the stream (wants_detail() false) is told "resid" alone, and
-// the sites that cost extra work (pre-tanh arguments, site-2 variances) are not computed.
+// the sites that cost extra work (bounded arguments, site-2 variances) are not computed.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -34,7 +34,7 @@ for s in "${settings[@]}"; do
     --out "$dir" > "$dir.txt" 2>&1 || { echo "| $label | failed: $(tail -1 "$dir.txt") | | |"; i=$((i + 1)); continue; }
   vals=$(awk -F, 'NR > 1 && $3 != "" { printf "%s%.3f", (n++ ? ", " : ""), $3 }' "$dir/log.csv")
   rms=$(tail -1 "$dir/log.csv" | awk -F, '{ printf "%.3g", $NF }')
-  sat=$(awk -F, -v s="$steps" '$1 == s && $3 == "tanh_all" { printf "%.3f", $9 }' "$dir/act_stats.csv")
+  sat=$(awk -F, -v s="$steps" '$1 == s && $3 == "bounded_all" { printf "%.3f", $9 }' "$dir/act_stats.csv")
   echo "| $label | $vals | $rms | ${sat:--} |"
   i=$((i + 1))
 done

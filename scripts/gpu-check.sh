@@ -28,16 +28,17 @@ elapsed() { echo $(( $(date +%s) - t_start ))s; }
 # ---- 1. dependencies: the system's, else the unpacked .deb files
 make_flags=(CUDA=1)
 probe='#include <cblas.h>
+#include <lapacke.h>
 #include <catch2/catch.hpp>
 #include <zlib.h>
 int main() { return 0; }'
 # NL_FORCE_DEBS=1 takes the .deb path even where the system has them (to test it)
-if [ "${NL_FORCE_DEBS:-0}" != 1 ] && printf '%s\n' "$probe" | g++ -x c++ - -lopenblas -lz -o /dev/null 2>/dev/null; then
-  say "OpenBLAS, Catch2 and zlib: from the system"
+if [ "${NL_FORCE_DEBS:-0}" != 1 ] && printf '%s\n' "$probe" | g++ -x c++ - -llapacke -lopenblas -lz -o /dev/null 2>/dev/null; then
+  say "OpenBLAS, LAPACKE, Catch2 and zlib: from the system"
 else
   debs=(third_party/debs/*.deb)
   if [ ! -e "${debs[0]}" ]; then
-    echo "no OpenBLAS/Catch2/zlib here and no third_party/debs/*.deb (run scripts/fetch-gpu-debs.sh where apt works)"
+    echo "no OpenBLAS/LAPACKE/Catch2/zlib here and no third_party/debs/*.deb (run scripts/fetch-gpu-debs.sh where apt works)"
     exit 1
   fi
   deps=$PWD/build/gpu-deps
@@ -59,7 +60,7 @@ else
   make_flags+=(OPENBLAS_DIR="$deps")
   # the binaries carry an rpath to these folders; this also covers programs run otherwise
   export LD_LIBRARY_PATH="$deps/usr/lib/$multiarch/openblas-pthread:$deps/usr/lib/$multiarch:$deps/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  say "OpenBLAS, Catch2 and zlib: unpacked from ${#debs[@]} .deb files into $deps"
+  say "OpenBLAS, LAPACKE, Catch2 and zlib: unpacked from ${#debs[@]} .deb files into $deps"
 fi
 
 if [ "$deps_only" = 1 ]; then

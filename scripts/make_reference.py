@@ -189,6 +189,11 @@ def elementwise():
 
     # Dropout draws random masks, so only eval mode (the identity) has reference values.
     f.case("dropout_eval", "dropout", lambda x: x, {"x": r.normal(3, 4)}, ["x"], {"p": 0.5, "training": False})
+
+    # erf (the nonlinearity of Derf, nn/norms/derf.cpp), drawn after every case above so
+    # that their inputs stay as they were; the wide case reaches its flat tails.
+    f.case("erf", "erf", torch.erf, {"x": r.normal(2, 3, 4, std=1.5)}, ["x"])
+    f.case("erf_wide", "erf", torch.erf, {"x": r.normal(4, 6, std=4.0)}, ["x"])
     f.write()
 
 
@@ -286,6 +291,41 @@ def softmax():
     # The attention pattern: masked scores through softmax (exp(-inf) = 0).
     f.case("causal_softmax", "causal_softmax", lambda x: torch.softmax(causal(x), -1),
            {"x": r.normal(2, 5, 5)}, ["x"])
+    f.write()
+
+
+def attention():
+    f = RefFile("attention.txt", 9, "attention(q (B, H, T, hd), k and v (B, H, S, hd), scale, causal): "
+                "softmax(scale q k^T, masked) v written out (torch 1.13 has no scaled_dot_product_attention)")
+    r = f.inputs
+
+    def attend(scale, causal):
+        def fn(q, k, v):
+            s = scale * q @ k.transpose(-1, -2)
+            if causal:
+                t, n = s.shape[-2], s.shape[-1]
+                # query i sits at position i + S - T and sees keys 0 .. i + S - T
+                future = torch.ones(t, n, dtype=torch.bool).triu(n - t + 1)
+                s = s.masked_fill(future, float("-inf"))
+            return torch.softmax(s, -1) @ v
+        return fn
+
+    # (name, q shape, k/v shape, scale, causal, std of the inputs)
+    cases = [
+        ("attention_causal", (2, 2, 5, 4), (2, 2, 5, 4), 0.5, True, 1.0),
+        ("attention_full", (1, 2, 3, 4), (1, 2, 6, 4), 0.4, False, 1.0),
+        # new rows against a key/value cache: 3 queries at positions 4, 5, 6 of 7 keys
+        ("attention_cached", (1, 1, 3, 4), (1, 1, 7, 4), 0.5, True, 1.0),
+        ("attention_single", (1, 1, 1, 3), (1, 1, 1, 3), 0.6, True, 1.0),
+        # more than one tile of 64 queries and keys, causal
+        ("attention_long", (1, 1, 70, 8), (1, 1, 70, 8), 8 ** -0.5, True, 1.0),
+        # spread-out scores: only a max-subtracting softmax gets these right
+        ("attention_large_scores", (1, 2, 6, 4), (1, 2, 6, 4), 1.0, False, 4.0),
+    ]
+    for name, sq, skv, scale, causal, std in cases:
+        f.case(name, "attention", attend(scale, causal),
+               {"q": r.normal(*sq, std=std), "k": r.normal(*skv, std=std), "v": r.normal(*skv)}, ["q", "k", "v"],
+               {"scale": float(scale), "causal": causal})
     f.write()
 
 
@@ -435,6 +475,80 @@ def norms():
            {"x": r.normal(3, 64, std=2.0, mean=0.3), "gamma": r.normal(64, std=0.3, mean=1.0),
             "beta": r.normal(64, std=0.3)},
            ["x", "gamma", "beta"], {"eps": eps})
+    hard_norm_inputs(f, layer_norm, rms_norm, dyt, bhyt, eps, kappa)
+    f.write()
+
+
+# ---------------------------------------------------------------- norms on hard inputs
+def hard_norm_inputs(f, layer_norm, rms_norm, dyt, bhyt, eps, kappa):
+    """Rows where float32 arithmetic goes wrong first (test_reference.cpp checks these at
+    rtol 1e-5, and says why), marked `attr inputs KIND`:
+      large_mean  1e3 + N(0, 1): the mean is 1000 times the spread, so a variance taken
+                  as E[x^2] - mu^2, or a mean summed in float32, loses most digits of x - mu
+      tiny        1e-4 N(0, 1): mean square 1e-8, far below eps = 1e-5, which dominates
+      eps_scale   3e-3 N(0, 1): mean square about 9e-6, as large as eps: both count"""
+    r = f.inputs
+    C = 16
+    scales = (("large_mean", 1.0, 1000.0), ("tiny", 1e-4, 0.0), ("eps_scale", 3e-3, 0.0))
+    for kind, std, mean in scales:
+        x = lambda: r.normal(4, C, std=std, mean=mean)
+        g = lambda: r.normal(C, std=0.3, mean=1.0)
+        b = lambda: r.normal(C, std=0.3)
+        at = {"inputs": kind}
+        f.case("layer_norm_" + kind, "layer_norm", layer_norm, {"x": x(), "gamma": g(), "beta": b()},
+               ["x", "gamma", "beta"], dict(at, eps=eps))
+        f.case("rms_norm_" + kind, "rms_norm", rms_norm, {"x": x(), "gamma": g(), "beta": b()},
+               ["x", "gamma", "beta"], dict(at, eps=eps))
+        f.case("bhyt_" + kind, "bhyt", bhyt, {"x": x(), "gamma": g(), "lambda": r.uniform(1, lo=0.8, hi=3.0)},
+               ["x", "gamma", "lambda"], dict(at, kappa=kappa, eps=eps))
+    # DyT has no statistics and no eps: at a mean of 1e3 its tanh saturates for any
+    # usual alpha (the gradient of x and alpha is exactly 0), and with alpha about 1e-3
+    # the tanh sits in its curved part, where the product alpha x must keep its digits.
+    f.case("dyt_large_mean_saturated", "dyt", dyt,
+           {"x": r.normal(4, C, mean=1000.0), "alpha": r.uniform(1, lo=0.4, hi=1.2),
+            "gamma": r.normal(C, std=0.3, mean=1.0), "beta": r.normal(C, std=0.3)},
+           ["x", "alpha", "gamma", "beta"], {"inputs": "large_mean"})
+    f.case("dyt_large_mean", "dyt", dyt,
+           {"x": r.normal(4, C, mean=1000.0), "alpha": r.uniform(1, lo=4e-4, hi=1.2e-3),
+            "gamma": r.normal(C, std=0.3, mean=1.0), "beta": r.normal(C, std=0.3)},
+           ["x", "alpha", "gamma", "beta"], {"inputs": "large_mean"})
+    f.case("dyt_tiny", "dyt", dyt,
+           {"x": r.normal(4, C, std=1e-4), "alpha": r.uniform(1, lo=0.4, hi=1.2),
+            "gamma": r.normal(C, std=0.3, mean=1.0), "beta": r.normal(C, std=0.3)},
+           ["x", "alpha", "gamma", "beta"], {"inputs": "tiny"})
+# ---------------------------------------------------------------------------- norm kinds
+def norm_kinds():
+    """The norm kinds of the registry (nn/norms/) that have no fused op of their own,
+    run by tests/autograd/test_reference.cpp through the registry: attr op is the kind's
+    --norm name, the inputs are x and the layer's parameters under their names in the
+    module (weight, bias, alpha, ...), any other attr is one of the kind's options."""
+    f = RefFile("norm_kinds.txt", 9, "registered norm kinds by their --norm name, written from their "
+                "definitions; inputs x and the layer's parameters by name")
+    r = f.inputs
+    C = 8
+    gain = lambda: r.normal(C, std=0.3, mean=1.0)
+    shift = lambda: r.normal(C, std=0.3)
+
+    # hardtanh: gamma * clip(alpha x, -1, 1) + beta. No argument lies within 1e-3 of the
+    # kinks at +-1, where float32 and float64 could fall on different sides.
+    def hardtanh(x, alpha, weight, bias):
+        return weight * torch.clamp(alpha * x, -1.0, 1.0) + bias
+
+    for tag, shape, mean in (("", (2, 3, C), 0.0), ("_offset", (4, C), 0.8)):
+        x, alpha = r.normal(*shape, std=1.5, mean=mean), r.uniform(1, lo=0.6, hi=1.4)
+        assert ((alpha * x).abs() - 1.0).abs().min() > 1e-3
+        f.case("hardtanh" + tag, "hardtanh", hardtanh, {"x": x, "alpha": alpha, "weight": gain(), "bias": shift()},
+               ["x", "alpha", "weight", "bias"])
+
+    # derf: gamma * erf(alpha x + s) + beta; the wide case reaches erf's flat tails.
+    def derf(x, alpha, shift, weight, bias):
+        return weight * torch.erf(alpha * x + shift) + bias
+
+    for tag, shape, std in (("", (2, 3, C), 1.5), ("_wide", (4, C), 4.0)):
+        f.case("derf" + tag, "derf", derf,
+               {"x": r.normal(*shape, std=std), "alpha": r.uniform(1, lo=0.4, hi=1.2),
+                "shift": r.normal(1, std=0.3), "weight": gain(), "bias": shift()},
+               ["x", "alpha", "shift", "weight", "bias"])
     f.write()
 
 
@@ -493,7 +607,7 @@ def recipes():
 def main():
     torch.set_default_dtype(F64)
     os.makedirs(OUT_DIR, exist_ok=True)
-    for family in (elementwise, reduce, matmul, softmax, shape, loss, embedding, norms, recipes):
+    for family in (elementwise, reduce, matmul, softmax, attention, shape, loss, embedding, norms, norm_kinds, recipes):
         family()
 
 

@@ -30,6 +30,7 @@ Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);    // the error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);   // tanh approximation, as GPT-2
 Tensor silu(const Tensor& x);
@@ -53,6 +54,30 @@ Tensor softmax(const Tensor& x);
 Tensor log_softmax(const Tensor& x);
 Tensor softmax_backward(const Tensor& y, const Tensor& dy);      // y = softmax(x)
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy);  // y = log_softmax(x)
+
+// ---- fused attention, flash-attention style (tensor/cpu/attention.cpp)
+// Per (batch, head): out = softmax(scale * q k^T, future keys masked when causal) v, without
+// ever holding the (T, S) probabilities: the forward keeps the output and each query row's
+// log-sum-exp, the backward recomputes the probabilities tile by tile from them. Inputs
+// may be strided views whose last (head) dim is contiguous, such as the head views of a
+// qkv projection, which are read in place; any other layout is copied first.
+// causal: query i sits at position i + S - T and sees keys 0 .. i + S - T, the mask of
+// causal_mask_fill (S = T in training; S > T for new rows against a key/value cache); it
+// needs S >= T. Every query sees at least one key, so S >= 1 whenever T >= 1.
+struct AttentionForward {
+  Tensor out;  // (B, H, T, hd)
+  Tensor lse;  // (B, H, T): log sum_j exp(scale q_i . k_j) over the keys j that query i sees
+};
+struct AttentionGrads {
+  Tensor dq;  // (B, H, T, hd)
+  Tensor dk;  // (B, H, S, hd)
+  Tensor dv;  // (B, H, S, hd)
+};
+// q (B, H, T, hd), k (B, H, S, hd), v (B, H, S, hd)
+AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal);
+// dout (B, H, T, hd), q, k, v as in the forward, out (B, H, T, hd) and lse (B, H, T) from it
+AttentionGrads attention_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& out, const Tensor& lse, float scale, bool causal);
 
 // ---- matrix products through cblas_sgemm (tensor/cpu/matmul.cpp)
 // a (..., M, K) @ b (..., K, N) -> (..., M, N), batch dims broadcast; trans_a / trans_b

@@ -7,6 +7,18 @@ namespace nl {
 void set_num_threads(int n);
 int num_threads();
 
+// Sets both pools to n threads for its scope and restores the count it found.
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int n) : before_(num_threads()) { set_num_threads(n); }
+  ~ScopedThreads() { set_num_threads(before_); }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int before_;
+};
+
 // Loops over fewer elements than this stay on one thread: waking the pool costs more
 // than it saves on small tensors.
 constexpr long kParallelGrain = 32768;

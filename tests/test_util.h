@@ -9,6 +9,7 @@
 
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "tensor/threads.h"
 
 namespace nl::test {
 

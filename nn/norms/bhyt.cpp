@@ -25,14 +25,15 @@ Var BHyT::forward(const Var& x) const { return ag::bhyt(x, weight, lambda, kappa
 Var BHyT::forward_with_denom(const Var& x, const Var& denom) const {
   return ag::bhyt_with_denom(x, denom, weight, lambda);
 }
-Tensor BHyT::spread2(const Tensor& x, bool keepdim) const {
-  return centred ? var(x, {-1}, keepdim, 0) : mean(mul(x, x), {-1}, keepdim);
+Var BHyT::spread2(const Var& x, bool keepdim) const {
+  return centred ? ag::var(x, {-1}, keepdim, 0) : ag::mean(ag::mul(x, x), {-1}, keepdim);
 }
-Tensor BHyT::denominator(const Tensor& x) const {
-  Tensor d = mul_scalar(sqrt(add_scalar(spread2(x, true), eps)), kappa);
-  return centred ? add(d, abs(mean(x, {-1}, true))) : d;
+Var BHyT::denominator(const Var& x) const {
+  Var d = ag::mul_scalar(ag::sqrt(ag::add_scalar(spread2(x, true), eps)), kappa);
+  return centred ? ag::add(d, ag::abs(ag::mean(x, {-1}, true))) : d;
 }
-Tensor BHyT::pre_tanh(const Tensor& x) const { return pre_tanh_with_denom(x, denominator(x)); }
+Var BHyT::composite(const Var& x) const { return ag::mul(ag::tanh(bounded_arg(x)), weight); }
+Var BHyT::bounded_arg(const Var& x) const { return ag::mul(ag::div(x, denominator(x)), lambda); }
 Tensor BHyT::pre_tanh_with_denom(const Tensor& x, const Tensor& denom) const {
   Shape keep(x.shape().begin(), x.shape().end() - 1);
   keep.push_back(1);
@@ -49,7 +50,7 @@ BHyTSite2 bhyt_site2_approximation(const BHyT& site1, const BHyT& site2, const V
   const float lambda1 = site1.lambda.value().item();
   const float added = c_attn * lambda1 * lambda1 / (kappa * kappa);
   const int64_t B = x.shape()[0], T = x.shape()[1];
-  Var spread2_1 = site1.centred ? ag::var(x, {-1}, true, 0) : ag::mean(ag::mul(x, x), {-1}, true);
+  Var spread2_1 = site1.spread2(x, true);
   Var spread = ag::sqrt(ag::add_scalar(spread2_1, added + site1.eps));
   Var denom = ag::mul_scalar(spread, kappa);
   if (site1.centred) denom = ag::add(denom, ag::abs(ag::mean(x, {-1}, true)));
@@ -95,6 +96,8 @@ const std::vector<NormOption>& bhyt_options() {
   return options;
 }
 
+const char kBHyTPaper[] = "Byun et al. 2026, Bounded Hyperbolic Tanh";
+
 }  // namespace
 
 NormKind bhyt_kind() {
@@ -103,9 +106,11 @@ NormKind bhyt_kind() {
   k.summary = "BHyT: BHyT* at site 1, the block-level variance approximation at each block's site 2";
   k.make = make_bhyt;
   k.options = bhyt_options();
-  k.ends_in_tanh = true;
   k.approximates_site2 = true;
   k.default_final_norm = "rms";
+  k.source = kBHyTPaper;
+  k.bounded.name = "tanh";
+  k.fused_ops = {"bhyt", "bhyt_with_denom"};
   return k;
 }
 
@@ -115,9 +120,11 @@ NormKind bhyt_exact_kind() {
   k.summary = "BHyT*: gamma tanh(lambda x / (kappa s + |mu|)) at every site";
   k.make = make_bhyt;
   k.options = bhyt_options();
-  k.ends_in_tanh = true;
   k.reports_site2 = true;
   k.default_final_norm = "rms";
+  k.source = kBHyTPaper;
+  k.bounded.name = "tanh";
+  k.fused_ops = {"bhyt", "bhyt_with_denom"};
   return k;
 }
 

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "autograd/norms.h"
+#include "autograd/ops.h"
 #include "nn/norms/norms.h"
 #include "nn/norms/registry.h"
-#include "tensor/ops.h"
 
 namespace nl {
 
@@ -16,7 +16,11 @@ DyT::DyT(int64_t dim, float alpha0, bool with_beta) {
   if (with_beta) bias = register_parameter("bias", Tensor::zeros({dim}));
 }
 Var DyT::forward(const Var& x) const { return ag::dyt(x, alpha, weight, bias); }
-Tensor DyT::pre_tanh(const Tensor& x) const { return mul_scalar(x, alpha.value().item()); }
+Var DyT::composite(const Var& x) const {
+  Var y = ag::mul(ag::tanh(bounded_arg(x)), weight);
+  return bias.defined() ? ag::add(y, bias) : y;
+}
+Var DyT::bounded_arg(const Var& x) const { return ag::mul(x, alpha); }
 
 NormKind dyt_kind() {
   NormKind k;
@@ -41,7 +45,9 @@ NormKind dyt_kind() {
        false, {"on", "off"}},
   };
   k.statistics = false;
-  k.ends_in_tanh = true;
+  k.source = "Zhu, Chen, He, LeCun and Liu 2025, Transformers without Normalization";
+  k.bounded.name = "tanh";
+  k.fused_ops = {"dyt"};
   return k;
 }
 

@@ -63,10 +63,20 @@ enum class NormPlace {
 
 class Norm : public Module {
  public:
-  virtual Var forward(const Var& x) const = 0;
-  // The argument of the norm's tanh for input x (no graph); undefined for norms
-  // without one (the registry's ends_in_tanh says which have one).
-  virtual Tensor pre_tanh(const Tensor& x) const { return Tensor(); }
+  // The layer's definition, composed of autograd ops (autograd/ops.h), which also gives
+  // its backward. This is all a new norm writes besides its parameters.
+  virtual Var composite(const Var& x) const = 0;
+  // What the models run: the composite, unless the layer has a fused kernel pair
+  // (autograd/norms.h, the ops its kind lists in fused_ops) computing the same. A
+  // generic test (tests/nn/test_norm_registry.cpp) holds every registered layer's
+  // forward to its composite, values and gradients.
+  virtual Var forward(const Var& x) const { return composite(x); }
+  // For a layer that ends in a bounded nonlinearity (NormKind::bounded): its argument u
+  // for input x, composed of autograd ops (composite() builds on it). Undefined for the
+  // others.
+  virtual Var bounded_arg(const Var& x) const { return Var(); }
+  // bounded_arg of a tensor, with no graph recorded: what the probes report.
+  Tensor bounded_arg_value(const Tensor& x) const;
 };
 
 }  // namespace nl

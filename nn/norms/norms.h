@@ -1,5 +1,6 @@
-// The layers behind the registered norm kinds (nn/norms/registry.h), each forward one
-// fused op from autograd/norms.h (kernels in tensor/cpu/, derivations in docs/norms/).
+// The layers behind the registered norm kinds (nn/norms/registry.h) that have fused
+// kernels: each forward is one fused op from autograd/norms.h (kernels in tensor/cpu/,
+// derivations in docs/norms/), its composite the same formula in plain autograd ops.
 #pragma once
 #include "nn/norms/norm.h"
 
@@ -9,7 +10,8 @@ namespace nl {
 class LayerNorm : public Norm {
  public:
   LayerNorm(int64_t dim, float eps);
-  Var forward(const Var& x) const override;
+  Var forward(const Var& x) const override;  // ag::layer_norm
+  Var composite(const Var& x) const override;
   Var weight, bias;
   float eps;
 };
@@ -18,7 +20,8 @@ class LayerNorm : public Norm {
 class RMSNorm : public Norm {
  public:
   RMSNorm(int64_t dim, float eps, bool with_bias);
-  Var forward(const Var& x) const override;
+  Var forward(const Var& x) const override;  // ag::rms_norm
+  Var composite(const Var& x) const override;
   Var weight, bias;  // bias undefined unless with_bias
   float eps;
 };
@@ -28,8 +31,9 @@ class RMSNorm : public Norm {
 class DyT : public Norm {
  public:
   DyT(int64_t dim, float alpha0, bool with_beta = true);
-  Var forward(const Var& x) const override;
-  Tensor pre_tanh(const Tensor& x) const override;  // alpha x
+  Var forward(const Var& x) const override;  // ag::dyt
+  Var composite(const Var& x) const override;
+  Var bounded_arg(const Var& x) const override;  // alpha x
   Var alpha, weight, bias;  // alpha (1); bias undefined without beta
 };
 
@@ -39,13 +43,15 @@ class DyT : public Norm {
 class BHyT : public Norm {
  public:
   BHyT(int64_t dim, float lambda0, float kappa, float eps, bool centred = true);
-  Var forward(const Var& x) const override;                      // exact BHyT*
+  Var forward(const Var& x) const override;                      // exact BHyT*, ag::bhyt
+  Var composite(const Var& x) const override;
   Var forward_with_denom(const Var& x, const Var& denom) const;  // given per-token denominators
   // The squared spread the denominator uses, per token: s^2 (centred) or mean(x^2).
-  Tensor spread2(const Tensor& x, bool keepdim) const;
-  // exact per-token denominator kappa sqrt(spread2 + eps) (+ |mu| when centred), x (..., C) -> (..., 1)
-  Tensor denominator(const Tensor& x) const;
-  Tensor pre_tanh(const Tensor& x) const override;                // lambda x / denominator(x)
+  Var spread2(const Var& x, bool keepdim) const;
+  // the exact per-token denominator kappa sqrt(spread2 + eps) (+ |mu| when centred),
+  // x (..., C) -> (..., 1)
+  Var denominator(const Var& x) const;
+  Var bounded_arg(const Var& x) const override;  // lambda x / denominator(x)
   Tensor pre_tanh_with_denom(const Tensor& x, const Tensor& denom) const;  // denom (...) or (..., 1)
   Var weight, lambda;  // lambda (1)
   float kappa, eps;

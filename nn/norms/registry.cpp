@@ -7,18 +7,24 @@
 
 namespace nl {
 
-// Each kind's file defines its function; listing it here registers it.
-NormKind layernorm_kind();
-NormKind rmsnorm_kind();
-NormKind cbwc_kind();
-NormKind dyt_kind();
-NormKind bhyt_kind();
-NormKind bhyt_exact_kind();
+// The kinds of nn/norms/kinds.def, each function defined in its kind's file.
+#define NL_NORM_KIND(make_kind) NormKind make_kind();
+#include "nn/norms/kinds.def"
+#undef NL_NORM_KIND
 
 const std::vector<NormKind>& norm_kinds() {
-  static const std::vector<NormKind> kinds = {layernorm_kind(), rmsnorm_kind(),  cbwc_kind(),
-                                              dyt_kind(),       bhyt_kind(),     bhyt_exact_kind()};
+  static const std::vector<NormKind> kinds = {
+#define NL_NORM_KIND(make_kind) make_kind(),
+#include "nn/norms/kinds.def"
+#undef NL_NORM_KIND
+  };
   return kinds;
+}
+
+Tensor Norm::bounded_arg_value(const Tensor& x) const {
+  NoGradGuard no_graph;
+  Var u = bounded_arg(Var(x));
+  return u.defined() ? u.value() : Tensor();
 }
 
 std::string norm_choices(const char* separator) {

@@ -1,15 +1,13 @@
 // The one place where a norm's name becomes behaviour. Each kind says how to build its
 // layer at a site and what the model around it must do: the models, the folding pass,
 // the activation statistics, the flags and the studies ask this registry and never
-// compare names themselves. The kinds, one file each beside this one:
-//   ln          LayerNorm                            nn/norms/layernorm.cpp
-//   rms         RMSNorm                              nn/norms/rmsnorm.cpp
-//   cbwc        RMSNorm + beta in a centred model    nn/norms/rmsnorm.cpp
-//   dyt         DyT, gamma tanh(alpha x) + beta      nn/norms/dyt.cpp
-//   bhyt        BHyT, the block-level approximation at each block's second site
-//   bhyt-exact  BHyT* at every site                  nn/norms/bhyt.cpp (both)
-// Registering a kind is one line in registry.cpp.
+// compare names themselves. The kinds are listed in nn/norms/kinds.def, each defined in
+// a file beside this one (the README's table of norms says which).
+// A kind's file defines its layer (a Norm: its parameters and its composite forward,
+// nn/norms/norm.h) and a function returning its NormKind; registering it is one line in
+// kinds.def. Every program, study and generic test then takes it (docs/your-own-norm.md).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,10 +16,20 @@
 
 namespace nl {
 
+// The bounded nonlinearity f a layer ends in, y = gamma f(u) (+ beta) with u its argument
+// (Norm::bounded_arg): the activation statistics measure how much of u lies where f is
+// flat (|u| > 1, 2, 3: studies/instruments/act_stats.h).
+struct BoundedNonlinearity {
+  std::string name;           // "tanh", "clip", ...; empty: the layer ends in none
+  std::vector<double> kinks;  // arguments where f has no derivative (a clip's -1 and 1)
+};
+
 struct NormKind {
   std::string name;     // what --norm takes
-  std::string summary;  // one line for --help and the docs
-  std::shared_ptr<Norm> (*make)(const NormConfig& config, int64_t dim, NormPlace place) = nullptr;
+  std::string summary;  // one line for --help, listings and the docs
+  std::string source;   // where it comes from (the paper), for listings and the docs; optional
+  // The layer for one site: any callable, e.g. a lambda returning std::make_shared<Layer>.
+  std::function<std::shared_ptr<Norm>(const NormConfig& config, int64_t dim, NormPlace place)> make;
   // Its settings (flags --<name>), read with NormConfig::option; kinds may share one
   // (bhyt and bhyt-exact), declared alike.
   std::vector<NormOption> options;
@@ -31,8 +39,17 @@ struct NormKind {
   // The layer reduces over each token (a mean, a variance, a mean square); false for an
   // elementwise layer with no statistics at all (dyt).
   bool statistics = true;
-  // The layer ends in a tanh, so pre_tanh() is defined and its saturation is measured.
-  bool ends_in_tanh = false;
+  // What the layer ends in: with a name, bounded_arg() is defined and its saturation
+  // is measured.
+  BoundedNonlinearity bounded;
+  bool ends_bounded() const { return !bounded.name.empty(); }
+  // The ops its layer's fused forward records (autograd/norms.h); empty when forward()
+  // is the composite. The fold pass (nn/fold.cpp) cannot look inside these ops: it
+  // knows them as norms through this list, and by the trait below.
+  std::vector<std::string> fused_ops;
+  // The output stays the same when a constant is added to every channel of a token
+  // (LayerNorm subtracts the mean first): the fold pass lets such a shift end here.
+  bool ignores_shift = false;
   // A Pre-LN block's second site reduces over the block input instead of h (bhyt's
   // block-level variance approximation, nn/norms/bhyt.h); its ||W_V W_O||^2 cache is
   // state that checkpoints keep.

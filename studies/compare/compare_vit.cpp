@@ -128,7 +128,7 @@ int compare_vit_main(const std::vector<std::string>& args) {
   add_comparison_flags(p, f);
   if (!p.parse(args)) return 0;
   const std::string out = base.out_dir;
-  if (!f.reuse) load_fashion_mnist(base.data_dir, base.val_size, base.split_seed);  // missing data fails before any run
+  if (!f.reuse) load_fashion_mnist(base.data_dir, base.val_size, base.split_seed, base.train_images);  // missing data fails before any run
   const json results = compare_norm_runs(p, f, "train_vit", out, base.threads, 4, /*all_at_once=*/true);
   const std::vector<Row> rows = table_rows(results);
   write_summary(out + "/summary.csv", results, rows);

@@ -9,6 +9,7 @@ namespace nl {
 void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
   add_gpt_run_flags(p, c.run);
   add_act_stats_flags(p, c.stats);
+  add_measure_flags(p, c.measure);
   p.toggle("--screen-dyt", c.screen,
            "stop at step --screen-steps with the verdict of DyT's screening rule (saturation > 0.43 predicts that "
            "DyT helps; see screen_dyt --help)",

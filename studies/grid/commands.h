@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "studies/instruments/act_stats_observer.h"
+#include "studies/instruments/measurement_observer.h"
 #include "studies/instruments/screening.h"
 #include "train/flags/flag_parser.h"
 #include "train/gpt/gpt_run_config.h"
@@ -19,6 +20,7 @@ namespace nl {
 struct TrainGptCommand {
   GPTRunConfig run;
   ActStatsSettings stats;
+  MeasureAtSettings measure;
   bool screen = false;      // --screen-dyt: stop at the screening step with the rule's verdict
   ScreenSettings screening;
   double dist_timeout = 300;

@@ -21,6 +21,7 @@
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
 #include "train/loop/progress.h"
+#include "train/safety/distributed.h"
 #include "train/safety/stop_signals.h"
 
 extern char** environ;
@@ -65,11 +66,14 @@ Found inspect(const GridCell& cell, const nlohmann::ordered_json& wanted) {
   TrainVitCommand vit;
   if (cell.program == "train_gpt") add_train_gpt_flags(p, gpt);
   else add_train_vit_flags(p, vit);
+  // a flag the older run did not record (one that came with a later version, such as a
+  // newly registered norm's option) counts as its default there
+  const nlohmann::ordered_json defaults = p.values();
   for (const std::string& key : p.recipe_keys()) {
     const auto w = wanted.find(key);
-    const bool have = had.contains(key);
-    NL_CHECK(have && w != wanted.end() && had[key] == *w, "grid: cell ", cell.label, ": ", cell.out_dir,
-             " holds a run of another recipe (", flag_of_key(key), " ", have ? had[key].dump() : "unset", " there, ",
+    const nlohmann::ordered_json there = had.contains(key) ? had[key] : defaults[key];
+    NL_CHECK(w != wanted.end() && there == *w, "grid: cell ", cell.label, ": ", cell.out_dir,
+             " holds a run of another recipe (", flag_of_key(key), " ", there.dump(), " there, ",
              w != wanted.end() ? w->dump() : "unset", " here); use another --out or remove that folder");
   }
   return fs::exists(cell.out_dir + "/result.json") ? Found::Finished : Found::Unfinished;
@@ -96,9 +100,26 @@ pid_t spawn(const std::string& program, const std::vector<std::string>& args, in
   // errors come back to the grid
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  // a cell is a run of its own: its own process group (a Ctrl-C reaches the grid, which
+  // stops the cells once), and none of mpirun's variables, so that an MPI build of the
+  // program starts as a single process rather than as a member of the study's job
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string v = *e;
+    if (v.rfind("OMPI_", 0) == 0 || v.rfind("PMIX_", 0) == 0 || v.rfind("PMI_", 0) == 0) continue;
+    env_strings.push_back(v);
+  }
+  std::vector<char*> env;
+  for (auto& v : env_strings) env.push_back(v.data());
+  env.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, cargs.data(), environ);
+  const int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, cargs.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   ::close(pipe_fds[1]);
   if (rc != 0) {
     ::close(pipe_fds[0]);
@@ -176,6 +197,9 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
   std::vector<CellOutcome> outcomes(cells.size());
   std::vector<double> work(cells.size()), done_work(cells.size(), 0.0);
   std::vector<int64_t> steps(cells.size(), 0);
+  // this rank's share: every cell in one process, cell i on rank i mod N under mpirun
+  std::vector<bool> mine(cells.size());
+  for (size_t i = 0; i < cells.size(); ++i) mine[i] = (int)(i % (size_t)dist::world_size()) == dist::rank();
   for (size_t i = 0; i < cells.size(); ++i) {
     steps[i] = configs[i].contains("steps") ? configs[i]["steps"].get<int64_t>() : 1;
     work[i] = cells[i].cost * (double)std::max<int64_t>(steps[i], 1);
@@ -187,12 +211,12 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
   }
   double total_work = 0;
   for (size_t i = 0; i < cells.size(); ++i)
-    if (!outcomes[i].kept) total_work += work[i];
+    if (!outcomes[i].kept && mine[i]) total_work += work[i];
 
   ProgressLine progress(o.quiet);
   std::map<pid_t, Running> running;
   size_t next = 0, finished = 0, to_run = 0;
-  for (const auto& oc : outcomes) to_run += !oc.kept;
+  for (size_t i = 0; i < cells.size(); ++i) to_run += !outcomes[i].kept && mine[i];
   const auto start = Clock::now();
   const double show_every = isatty(fileno(stdout)) ? 1.0 : 60.0;  // seconds between progress lines
   double next_show = show_every;
@@ -210,7 +234,7 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
   while (true) {
     while (next < cells.size() && (int)running.size() < jobs) {
       const size_t i = next++;
-      if (outcomes[i].kept) continue;
+      if (outcomes[i].kept || !mine[i]) continue;
       Running r{i, -1, "", Clock::now()};
       const pid_t pid = spawn(programs[cells[i].program], full_args(cells[i], o, found[i] == Found::Unfinished), r.err_fd);
       running.emplace(pid, std::move(r));
@@ -264,6 +288,30 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
     progress.show(line, false, 0, 1);
   }
   progress.finish();
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (mine[i] && o.summarize) outcomes[i].summary = o.summarize(i, outcomes[i]);
+  if (dist::world_size() == 1) return outcomes;
+  // every rank's cells to the lead
+  nlohmann::json share = nlohmann::json::array();
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (mine[i])
+      share.push_back({{"cell", i},
+                       {"exit_code", outcomes[i].exit_code},
+                       {"kept", outcomes[i].kept},
+                       {"seconds", outcomes[i].seconds},
+                       {"errors", outcomes[i].errors},
+                       {"result", outcomes[i].result},
+                       {"summary", outcomes[i].summary}});
+  for (const std::string& text : dist::gather_strings(share.dump()))
+    for (const auto& c : nlohmann::json::parse(text)) {
+      CellOutcome& oc = outcomes[c["cell"].get<size_t>()];
+      oc.exit_code = c["exit_code"];
+      oc.kept = c["kept"];
+      oc.seconds = c["seconds"];
+      oc.errors = c["errors"];
+      oc.result = c["result"];
+      oc.summary = c["summary"];
+    }
   return outcomes;
 }
 

@@ -12,8 +12,15 @@
 // anything runs, naming the cell and the first flag that differs. SIGINT/SIGTERM reach
 // the running cells (each writes its checkpoint), and the study ends; the same command
 // later continues where it stopped.
+//
+// Under mpirun (a build with make MPI=1) the cells are dealt out by rank, cell i to rank
+// i mod N, each rank running its share `jobs` at a time on its own machine; each rank
+// then summarises its cells (GridOptions::summarize, where the cells' files are) and the
+// lead rank receives every summary, so a cluster without a shared folder works too:
+//   mpirun -np 8 --hostfile hosts.txt build/release-mpi/regime_study ...
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,10 +36,15 @@ struct GridCell {
   double cost = 1.0;              // relative cost of one step, for the ETA (e.g. parameters x tokens)
 };
 
+struct CellOutcome;
+
 struct GridOptions {
   int jobs = 0;           // cells at a time (0: one per core)
   int threads = 1;        // threads per cell
   bool quiet = false;     // no progress lines
+  // What the study keeps of a finished cell, computed where its files are (null: only
+  // the outcome); the lead rank gets every cell's in CellOutcome::summary.
+  std::function<nlohmann::json(size_t cell, const CellOutcome& outcome)> summarize;
 };
 
 struct CellOutcome {
@@ -41,13 +53,16 @@ struct CellOutcome {
   double seconds = 0;     // wall time of this invocation's run of it
   std::string errors;     // the end of its stderr
   nlohmann::json result;  // its result.json (null when there is none)
+  nlohmann::json summary; // GridOptions::summarize's (null without one)
 };
 
 // The checked config.json of each cell, in order (throws naming the cell and the flag).
 std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cells);
 
-// Runs the grid (check_grid first); returns one outcome per cell, in order. Throws when
-// a program is not built, a cell's folder holds another recipe, or a stop signal came.
+// Runs the grid (check_grid first); returns one outcome per cell, in order (on ranks
+// other than the lead under mpirun: only that rank's cells are filled in, and the study
+// should write nothing there). Throws when a program is not built, a cell's folder
+// holds another recipe, or a stop signal came.
 std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const GridOptions& options);
 
 // The file beside this running program: the grid's programs live in the same build folder.

@@ -11,7 +11,7 @@ namespace nl {
 
 namespace {
 
-const std::string kPreTanh = ".pre_tanh";
+const std::string kBoundedArg = ".bounded_arg";
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -40,8 +40,8 @@ ActStat tensor_stats(const Tensor& t) {
 }
 
 void ActStatsProbe::record(int64_t layer, const std::string& site, const Tensor& value) {
-  if (ends_with(site, kPreTanh)) {
-    const auto key = std::make_pair(layer, site.substr(0, site.size() - kPreTanh.size()));
+  if (ends_with(site, kBoundedArg)) {
+    const auto key = std::make_pair(layer, site.substr(0, site.size() - kBoundedArg.size()));
     const std::array<double, 3> sat = saturation_fractions(value);
     auto it = index_.find(key);
     if (it == index_.end()) {
@@ -85,7 +85,7 @@ std::vector<ActStat> activation_stats(GPT& model, const Tensor& ids) {
   std::vector<ActStat> rows = probe.rows;
   ActStat avg;
   avg.layer = -1;
-  avg.site = "tanh_all";
+  avg.site = "bounded_all";
   int64_t sites = 0;
   for (const ActStat& r : rows)
     if (r.has_saturation) {
@@ -199,9 +199,9 @@ std::string format_act_stats(const std::vector<ActStat>& rows) {
     }
     os << "\n";
   }
-  if (const ActStat* avg = find_stat(rows, -1, "tanh_all")) {
+  if (const ActStat* avg = find_stat(rows, -1, "bounded_all")) {
     std::snprintf(buf, sizeof buf, "%.4f, %.4f, %.4f", avg->saturation[0], avg->saturation[1], avg->saturation[2]);
-    os << "tanh saturation over all tanh sites, |u| > 1, 2, 3: " << buf << "\n";
+    os << "saturation over all sites of the bounded nonlinearity, |u| > 1, 2, 3: " << buf << "\n";
   }
   return os.str();
 }

@@ -5,9 +5,10 @@
 // of the site's tensor: for resid and the norm outputs the (B, T, C) activations, for
 // site2_var_approx / site2_var_exact the per-token variances (B, T), so their `mean` is
 // the average approximated or exact site-2 variance of that layer. The sat_* columns hold,
-// for norms that end in a tanh (dyt, bhyt), the fractions of pre-tanh arguments with
-// |arg| > 1, 2, 3 (studies/instruments/metrics.h), and are empty elsewhere. A last row per step, layer
-// -1, site tanh_all, holds the saturation averaged over every tanh site.
+// for norms that end in a bounded nonlinearity (NormKind::bounded: the tanh of dyt and
+// bhyt, a clip, ...), the fractions of its arguments with |u| > 1, 2, 3
+// (studies/instruments/metrics.h), and are empty elsewhere. A last row per step, layer
+// -1, site bounded_all, holds the saturation averaged over every such site.
 #pragma once
 #include <array>
 #include <cstdio>
@@ -24,11 +25,11 @@ struct ActStat {
   std::string site;
   double mean = 0, var = 0, rms = 0, max_abs = 0;
   bool has_saturation = false;
-  std::array<double, 3> saturation{};  // fractions of |pre-tanh| > 1, 2, 3
+  std::array<double, 3> saturation{};  // fractions of the bounded argument |u| > 1, 2, 3
 };
 
 // The probe: turns each reported tensor into a row at once (it keeps no tensors).
-// A "<site>.pre_tanh" report fills the saturation of the row of <site>.
+// A "<site>.bounded_arg" report fills the saturation of the row of <site>.
 class ActStatsProbe : public ActivationProbe {
  public:
   void record(int64_t layer, const std::string& site, const Tensor& value) override;
@@ -40,7 +41,7 @@ class ActStatsProbe : public ActivationProbe {
 };
 
 // One probed forward of `model` on ids (B, T): eval mode, no graph; restores the mode.
-// Returns the rows plus the tanh_all average row when there are tanh sites.
+// Returns the rows plus the bounded_all average row when there are bounded sites.
 std::vector<ActStat> activation_stats(GPT& model, const Tensor& ids);
 
 // Statistics of one tensor (double accumulation): what a row holds.

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <map>
 
-#include "studies/instruments/metrics.h"
+#include "studies/instruments/spectra.h"
 
 namespace nl {
 
@@ -15,6 +15,7 @@ class ResidualProbe : public ActivationProbe {
   void record(int64_t layer, const std::string& site, const Tensor& value) override {
     if (site == "resid") streams[layer] = value;
   }
+  bool wants_detail() const override { return false; }  // the stream only: no pre-tanh arguments computed
   std::map<int64_t, Tensor> streams;
 };
 
@@ -37,7 +38,13 @@ class ProbedEval {
   NoGradGuard no_grad_;
 };
 
-// The streams of layers 0..L (each (B T, C)), then the logits, for the embedding sum e.
+}  // namespace
+
+Tensor embedding_sum(GPT& model, const Tensor& ids) {
+  NoGradGuard no_grad;
+  return model.embed(ids).value();
+}
+
 std::vector<Tensor> streams_and_logits(GPT& model, const Tensor& e) {
   ResidualProbe probe;
   ProbedEval scope(model, &probe);
@@ -52,8 +59,6 @@ std::vector<Tensor> streams_and_logits(GPT& model, const Tensor& e) {
   out.push_back(logits);
   return out;
 }
-
-}  // namespace
 
 SaturationReport held_out_saturation(GPT& model, const std::vector<Tensor>& batches) {
   NL_CHECK(!batches.empty(), "held_out_saturation: no batches");
@@ -83,23 +88,18 @@ SaturationReport held_out_saturation(GPT& model, const std::vector<Tensor>& batc
 }
 
 std::vector<double> residual_effective_rank(GPT& model, const Tensor& ids) {
-  const Tensor e = [&] {
-    NoGradGuard no_grad;
-    return model.embed(ids).value();
-  }();
-  std::vector<Tensor> streams = streams_and_logits(model, e);
+  std::vector<Tensor> streams = streams_and_logits(model, embedding_sum(model, ids));
   streams.pop_back();  // the logits
   std::vector<double> ranks;
-  for (const Tensor& s : streams) ranks.push_back(effective_rank(s));
+  for (const Tensor& s : streams) ranks.push_back(centred_effective_rank(s));
   return ranks;
 }
 
-std::vector<double> residual_noise_sensitivity(GPT& model, const Tensor& ids, float size, int trials, uint64_t seed) {
-  const Tensor e = [&] {
-    NoGradGuard no_grad;
-    return model.embed(ids).value();
-  }();
-  return noise_sensitivity([&](const Tensor& x) { return streams_and_logits(model, x); }, e, size, trials, seed);
+std::vector<std::vector<NoiseStability>> residual_noise_stability(GPT& model, const Tensor& ids,
+                                                                  const std::vector<double>& eps, int draws,
+                                                                  uint64_t seed) {
+  return noise_stability([&](const Tensor& x) { return streams_and_logits(model, x); }, embedding_sum(model, ids), eps,
+                         draws, seed);
 }
 
 }  // namespace nl

@@ -34,7 +34,7 @@ class ScreenObserver : public TrainObserver {
 
 ScreenResult screen_dyt(GPTRunConfig run, int64_t steps, int64_t batches) {
   const NormKind& kind = norm_kind(run.model.norm.name);
-  NL_CHECK(kind.ends_in_tanh && !kind.statistics,
+  NL_CHECK(kind.bounded.name == "tanh" && !kind.statistics,
            "screen_dyt: the screening rule is for dyt models (a tanh norm without statistics); --norm is '",
            kind.name, "'");
   NL_CHECK(steps > 0 && steps <= run.steps, "screen_dyt: the screening step ", steps,

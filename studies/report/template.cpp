@@ -18,6 +18,7 @@ struct Renderer {
   int line_of(size_t pos) const { return 1 + (int)std::count(text.begin(), text.begin() + (long)pos, '\n'); }
 
   const json* lookup(const std::vector<const json*>& scopes, const std::string& key) const {
+    if (key == ".") return scopes.back();  // the current element of a section
     for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
       const json* at = *it;
       size_t start = 0;

@@ -1,8 +1,9 @@
 // The reports' templates: a markdown file kept beside each study (the prose, the
 // paper's numbers, the claims) with places for the values the study computed. A small
 // subset of mustache:
-//   {{name}}            the value of `name` (a dotted path a.b.c looks inside objects);
-//                       strings as they are, numbers in their shortest form
+//   {{name}}            the value of `name` (a dotted path a.b.c looks inside objects;
+//                       `.` is the current element of a section); strings as they
+//                       are, numbers in their shortest form
 //   {{#name}}..{{/name}} an array: the inside once per element, the element first in
 //                       the lookup; true or a non-empty string or object: once; false,
 //                       null, 0, "" or []: not at all

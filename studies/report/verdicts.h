@@ -1,6 +1,7 @@
 // The small, tested functions every study's verdict sentences come from, so that a
 // report can only claim what its own numbers show (tests/studies/test_verdicts.cpp).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,16 @@ constexpr double kStuckLoss = 3.2;
 
 // "DIVERGED (NaN/inf)", "stuck near unigram loss" (val_loss above kStuckLoss), or "ok".
 std::string run_status(bool diverged, double val_loss);
+
+// The unigram (byte-frequency) loss of a text in nats per byte: the entropy of its
+// bytes' distribution, what a model that learnt only byte frequencies reaches.
+double unigram_loss(const std::vector<uint8_t>& text);
+
+// A run's status against LayerNorm on the same block: "DIVERGED (NaN/inf)"; "stuck near
+// unigram loss" when it closed less than a tenth of the gap from the unigram loss down
+// to LayerNorm's; "behind ln by N %" when its validation loss is more than 1 % above
+// LayerNorm's; else "ok". Without a LayerNorm run (ln_val NaN), run_status's.
+std::string status_against_ln(bool diverged, double val_loss, double ln_val, double unigram);
 
 // 100 (a - b) / b: how much a is above b, in percent.
 double percent_above(double a, double b);

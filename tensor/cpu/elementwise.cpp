@@ -180,6 +180,10 @@ Tensor tanh(const Tensor& x) {
   if (on_cuda("tanh", {&x})) return cuda::tanh(x);
   return unary("tanh", x, [](float v) { return fast::tanh(v); });
 }
+Tensor erf(const Tensor& x) {
+  if (on_cuda("erf", {&x})) return cuda::erf(x);
+  return unary("erf", x, [](float v) { return std::erf(v); });
+}
 Tensor relu(const Tensor& x) {
   if (on_cuda("relu", {&x})) return cuda::relu(x);
   return unary("relu", x, [](float v) { return v > 0.0f ? v : 0.0f; });

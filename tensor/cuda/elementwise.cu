@@ -63,6 +63,7 @@ struct Log { __device__ float operator()(float v) const { return logf(v); } };
 struct Sqrt { __device__ float operator()(float v) const { return sqrtf(v); } };
 struct Rsqrt { __device__ float operator()(float v) const { return 1.0f / sqrtf(v); } };
 struct Tanh { __device__ float operator()(float v) const { return tanhf(v); } };
+struct Erf { __device__ float operator()(float v) const { return erff(v); } };
 struct Relu { __device__ float operator()(float v) const { return v > 0.0f ? v : 0.0f; } };
 struct Silu { __device__ float operator()(float v) const { return v / (1.0f + expf(-v)); } };
 
@@ -185,6 +186,7 @@ Tensor log(const Tensor& x) { return unary("log", x, Log{}); }
 Tensor sqrt(const Tensor& x) { return unary("sqrt", x, Sqrt{}); }
 Tensor rsqrt(const Tensor& x) { return unary("rsqrt", x, Rsqrt{}); }
 Tensor tanh(const Tensor& x) { return unary("tanh", x, Tanh{}); }
+Tensor erf(const Tensor& x) { return unary("erf", x, Erf{}); }
 Tensor relu(const Tensor& x) { return unary("relu", x, Relu{}); }
 Tensor gelu(const Tensor& x) { return unary("gelu", x, Gelu{}); }
 Tensor silu(const Tensor& x) { return unary("silu", x, Silu{}); }

@@ -50,6 +50,7 @@ Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);
 Tensor silu(const Tensor& x);
@@ -72,6 +73,11 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& dy);
 Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, int ignore_index, Tensor& lse);
 Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, float dloss,
                               int ignore_index);
+
+// ---- fused attention (tensor/cuda/attention.cu), head dims up to 128
+AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal);
+AttentionGrads attention_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& out, const Tensor& lse, float scale, bool causal);
 
 // ---- matmul through cuBLAS (tensor/cuda/matmul.cu)
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);

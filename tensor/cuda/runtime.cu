@@ -30,12 +30,12 @@ bool cuda_available() { return probe_error() == cudaSuccess; }
 void* cuda_system_alloc(size_t bytes) {
   NL_CHECK(cuda_available(), "allocator: no CUDA GPU available (", cudaGetErrorString(probe_error()), ")");
   void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, bytes);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    fail("allocator: cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(e));
-  }
-  return p;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e == cudaSuccess) return p;
+  cudaGetLastError();  // clear the error, or the next CUDA call would report it
+  // out of memory: the caching allocator gives its cached blocks back and tries again
+  if (e == cudaErrorMemoryAllocation) return nullptr;
+  fail("allocator: cudaMalloc of ", bytes, " bytes failed: ", cudaGetErrorString(e));
 }
 
 void cuda_system_free(void* p) { cudaFree(p); }  // synchronises: pending kernels finish first

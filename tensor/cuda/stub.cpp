@@ -42,6 +42,7 @@ Tensor log(const Tensor&) { NL_NO_CUDA("log"); }
 Tensor sqrt(const Tensor&) { NL_NO_CUDA("sqrt"); }
 Tensor rsqrt(const Tensor&) { NL_NO_CUDA("rsqrt"); }
 Tensor tanh(const Tensor&) { NL_NO_CUDA("tanh"); }
+Tensor erf(const Tensor&) { NL_NO_CUDA("erf"); }
 Tensor relu(const Tensor&) { NL_NO_CUDA("relu"); }
 Tensor gelu(const Tensor&) { NL_NO_CUDA("gelu"); }
 Tensor silu(const Tensor&) { NL_NO_CUDA("silu"); }
@@ -62,6 +63,14 @@ Tensor log_softmax_backward(const Tensor&, const Tensor&) { NL_NO_CUDA("log_soft
 Tensor cross_entropy_forward(const Tensor&, const Tensor&, int, Tensor&) { NL_NO_CUDA("cross_entropy"); }
 Tensor cross_entropy_backward(const Tensor&, const Tensor&, const Tensor&, float, int) {
   NL_NO_CUDA("cross_entropy_backward");
+}
+
+AttentionForward attention_forward(const Tensor&, const Tensor&, const Tensor&, float, bool) {
+  NL_NO_CUDA("attention_forward");
+}
+AttentionGrads attention_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                  const Tensor&, float, bool) {
+  NL_NO_CUDA("attention_backward");
 }
 
 Tensor matmul(const Tensor&, const Tensor&, bool, bool) { NL_NO_CUDA("matmul"); }

@@ -21,7 +21,7 @@ namespace {
 
 using Fn = std::function<Var(const std::vector<Var>&)>;
 
-// Values with |x| in [0.2, 1.5] and random signs: away from the kink of relu at 0.
+// Values with |x| in [0.2, 1.5] and random signs: away from the kinks of relu and abs at 0.
 Tensor away_from_zero(nl::Generator& gen, const Shape& s) {
   Tensor t = gen.uniform(s, 0.2f, 1.5f);
   float* p = t.data();
@@ -177,6 +177,18 @@ TEST_CASE("rsqrt gradcheck", "[grad]") {
 
 TEST_CASE("tanh gradcheck", "[grad]") {
   check_unary("tanh", [](const std::vector<Var>& v) { return ag::tanh(v[0]); }, normal);
+}
+
+// abs has no derivative at 0 (it jumps from -1 to 1), so the inputs keep |x| >= 0.2,
+// well beyond the finite-difference step of 1e-3: on both sides of the kink, never on it.
+TEST_CASE("abs gradcheck", "[grad]") {
+  check_unary("abs", [](const std::vector<Var>& v) { return ag::abs(v[0]); }, away_from_zero);
+}
+
+TEST_CASE("erf gradcheck", "[grad]") {
+  check_unary("erf", [](const std::vector<Var>& v) { return ag::erf(v[0]); }, normal);
+  check_unary("erf", [](const std::vector<Var>& v) { return ag::erf(v[0]); },
+              [](nl::Generator& g, const Shape& s) { return g.uniform(s, -3.0f, 3.0f); });
 }
 
 TEST_CASE("relu gradcheck", "[grad]") {

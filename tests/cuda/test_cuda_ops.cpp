@@ -59,6 +59,7 @@ TEST_CASE("cuda: scalar and unary maps and their backward maps", "[cuda]") {
   CHECK_PARITY(sqrt(dp), sqrt(p), 1e-6, 1e-7);
   CHECK_PARITY(rsqrt(dp), rsqrt(p), 1e-6, 1e-7);
   CHECK_PARITY(tanh(dx), tanh(x), 1e-5, 1e-6);
+  CHECK_PARITY(erf(dx), erf(x), 1e-5, 1e-6);
   CHECK_PARITY(gelu(dx), gelu(x), 1e-5, 1e-6);
   CHECK_PARITY(silu(dx), silu(x), 1e-5, 1e-6);
   CHECK_PARITY(gelu_backward(dx, ddy), gelu_backward(x, dy), 1e-5, 1e-6);

@@ -89,7 +89,7 @@ NormConfig bhyt_config(const std::string& name, float p = 0.99f) {
 
 }  // namespace
 
-TEST_CASE("bhyt module: kappa = 1/sqrt(1 - p), pre_tanh and forward agree with the definition", "[nn][bhyt]") {
+TEST_CASE("bhyt module: kappa = 1/sqrt(1 - p), bounded_arg and forward agree with the definition", "[nn][bhyt]") {
   for (float p : {0.75f, 0.99f}) {
     const double kappa = 1.0 / std::sqrt(1.0 - (double)p);  // 2 and 10
     auto norm = make_norm(bhyt_config("bhyt", p), 6);
@@ -103,7 +103,7 @@ TEST_CASE("bhyt module: kappa = 1/sqrt(1 - p), pre_tanh and forward agree with t
     CHECK_CLOSE(b.forward(Var(x)).value(), Tensor::from_vector(std::vector<float>(want.begin(), want.end()), {3, 6}),
                 1e-5, 1e-6);
     // the pre-tanh argument: y = gamma * tanh(arg)
-    auto arg = to_d(b.pre_tanh(x)), g = to_d(b.weight.value());
+    auto arg = to_d(b.bounded_arg_value(x)), g = to_d(b.weight.value());
     std::vector<float> from_arg(arg.size());
     for (size_t i = 0; i < arg.size(); ++i) from_arg[i] = (float)(g[i % 6] * std::tanh(arg[i]));
     CHECK_CLOSE(Tensor::from_vector(from_arg, {3, 6}),
@@ -231,7 +231,7 @@ TEST_CASE("bhyt: at most 1/kappa^2 of a token's pre-tanh arguments exceed lambda
   block.probe = &cap;
   NoGradGuard ng;
   block.forward(Var(Tensor::from_vector(xs, {1, 8, C})));
-  auto u = to_d(cap.at(0, "ln1.pre_tanh"));
+  auto u = to_d(cap.at(0, "ln1.bounded_arg"));
   int64_t worst = 0;
   for (int64_t t = 0; t < 8; ++t) {
     int64_t above = 0;

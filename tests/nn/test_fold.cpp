@@ -303,6 +303,28 @@ TEST_CASE("fold: attention keeps zero-mean per head; splitting channels into hea
   CHECK(max_row_mean(mixed.value()) > 1e-3);  // and indeed it is not zero-mean
 }
 
+TEST_CASE("fold: the fused attention op keeps zero-mean per head from its values, like matmul(P, v)", "[fold]") {
+  const int64_t B = 2, H = 3, T = 4, hd = 5, C = H * hd;
+  Bag net;
+  auto ln = net.norm("ln", C);
+  Generator gen(9);
+  const Var q = input(gen, {B, H, T, hd}), k = input(gen, {B, H, T, hd});
+  auto merge_heads = [&](const Var& y) { return ag::reshape(ag::permute(y, {0, 2, 1, 3}), {B, T, C}); };
+
+  Var per_head = merge_heads(ag::attention(q, k, centre(input(gen, {B, H, T, hd})), 0.5f, true));
+  const FoldReport good = detect_foldable(ln->forward(per_head), &net);
+  INFO(good.to_string());
+  CHECK(good.norms[0].verdict.status == ZeroMean::Yes);
+  CHECK(max_row_mean(per_head.value()) < 1e-5);
+
+  Var xc = centre(input(gen, {B, T, C}));
+  Var split = ag::permute(ag::reshape(xc, {B, T, H, hd}), {0, 2, 1, 3});
+  const FoldReport bad = detect_foldable(ln->forward(merge_heads(ag::attention(q, k, split, 0.5f, true))), &net);
+  INFO(bad.to_string());
+  CHECK(bad.norms[0].verdict.breaker_op == "reshape");
+  CHECK_THAT(bad.norms[0].verdict.why, Contains("splits"));
+}
+
 // y = x op(W) is zero-mean over its outputs when every row of op(W) sums to zero: for
 // x W (W stored (in, out)) that is W centred along axis 1; for x W^T (W stored (out, in),
 // as Linear) along axis 0. W is square, so only the values tell the two layouts apart.

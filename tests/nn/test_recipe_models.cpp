@@ -133,8 +133,9 @@ TEST_CASE("bhyt code form: the module's denominator is kappa sqrt(mean(x^2) + ep
     for (int e = 0; e < 6; ++e) ms += xd[r * 6 + e] * xd[r * 6 + e] / 6.0;
     want[r] = 10.0 * std::sqrt(ms + 1e-5);
   }
-  CHECK_CLOSE(b.denominator(x), from_d(want, {3, 1}), 1e-6, 1e-6);
-  CHECK_CLOSE(b.forward(Var(x)).value(), tanh(mul_scalar(div(x, b.denominator(x)), 2.0f)), 1e-6, 1e-6);
+  const Tensor denom = b.denominator(Var(x)).value();
+  CHECK_CLOSE(denom, from_d(want, {3, 1}), 1e-6, 1e-6);
+  CHECK_CLOSE(b.forward(Var(x)).value(), tanh(mul_scalar(div(x, denom), 2.0f)), 1e-6, 1e-6);
   CHECK_THROWS_WITH(c.set_choice("bhyt-form", "torch"), Contains("paper, code"));
   c.options["bhyt-form"] = 2;
   CHECK_THROWS_WITH(check_norm_config(c), Contains("--bhyt-form"));
@@ -342,7 +343,7 @@ TEST_CASE("gradients of the recipes' models match finite differences", "[nn][lla
   check_gradients(verma, "dyt-verma");
 }
 
-TEST_CASE("model descriptions: the new fields round-trip, final_norm is written resolved", "[nn]") {
+TEST_CASE("model descriptions: the new fields round-trip, final_norm is written resolved where it is another kind", "[nn]") {
   GPTConfig c = llama("bhyt");
   c.norm.set_choice("bhyt-form", "code");
   const std::string d = describe_gpt(c);
@@ -354,6 +355,11 @@ TEST_CASE("model descriptions: the new fields round-trip, final_norm is written 
   CHECK_FALSE(back.bias);
   CHECK_FALSE(back.tied_head);
   CHECK(back.norm.choice("bhyt-form") == "code");
+  // a GPT-2 model's description is as it was before these fields, so that its
+  // checkpoints still resume: no bias or tied_head, and final_norm "" for the blocks' kind
+  const std::string plain = describe_gpt(small("ln"));
+  CHECK_THAT(plain, Contains("\"final_norm\":\"\"") && !Contains("\"bias\"") && !Contains("tied_head"));
+  CHECK_THAT(describe_gpt(small("bhyt")), Contains("\"final_norm\":\"rms\""));
   // descriptions written before these fields existed read back as the GPT-2 model
   const GPTConfig old = gpt_config_from_json(
       R"({"arch":"gpt","vocab":16,"layers":1,"dim":8,"heads":2,"context":4,"norm":"ln","final_norm":""})");

@@ -22,6 +22,7 @@
 
 #include "autograd/ops.h"
 #include "tensor/threads.h"
+#include "tests/needs.h"
 #include "tests/test_util.h"
 #include "studies/instruments/act_stats.h"
 #include "studies/instruments/act_stats_observer.h"
@@ -242,11 +243,11 @@ TEST_CASE("act_stats: bhyt site-2 variances (approximated, exact) and pre-tanh s
     x = b.forward(x);
   }
   const auto& f = static_cast<const BHyT&>(*model.ln_f);
-  tanh_sites.push_back(saturation_by_hand(to_d(f.pre_tanh(x.value()))));
+  tanh_sites.push_back(saturation_by_hand(to_d(f.bounded_arg_value(x.value()))));
   // the saturation is not trivially 0 or 1 at these lambdas
   CHECK(tanh_sites[0][0] > 0.05);
   CHECK(tanh_sites[0][2] < 0.95);
-  const ActStat* avg = find_stat(rows, -1, "tanh_all");
+  const ActStat* avg = find_stat(rows, -1, "bounded_all");
   REQUIRE(avg);
   for (int k = 0; k < 3; ++k) {
     double m = 0;
@@ -317,7 +318,7 @@ TEST_CASE("act_stats: the CSV round trip keeps every value", "[act_stats]") {
   rows[1].has_saturation = true;
   rows[1].saturation = {0.5, 0.25, 0.125};
   rows[2].layer = -1;
-  rows[2].site = "tanh_all";
+  rows[2].site = "bounded_all";
   rows[2].mean = rows[2].var = rows[2].rms = rows[2].max_abs = NAN;
   rows[2].has_saturation = true;
   rows[2].saturation = {0.1, 0.01, 0.001};
@@ -357,11 +358,8 @@ TEST_CASE("act_stats: Pearson's r of hand examples", "[act_stats]") {
 
 TEST_CASE("run_gpt: act_stats.csv at steps 0, K, 2K and the end; a resume continues it exactly, bhyt's "
           "c_attn cache included",
-          "[act_stats][train]") {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return;
-  }
+          "[act_stats][train][needs-fortunes]") {
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
   KeepThreads keep;
   TempDir tmp;
   auto config = [&](const std::string& dir) {

@@ -1,19 +1,20 @@
 // Tests of the regime study's measurements of a GPT (studies/instruments/regime_metrics.h) and of the
 // DyT screening probe (studies/instruments/screening.h): held-out saturation equals the per-batch
-// activation statistics averaged by hand; the effective rank and noise sensitivity of
+// activation statistics averaged by hand; the effective rank and noise stability of
 // layer 0 have known answers (the stream entering block 1 is emb_scale times the
-// embedding sum); the model's mode is restored; screening refuses what it cannot judge;
-// regime_study writes its report from a tiny grid, and again from the saved runs.
+// embedding sum); a model whose logits ignore the input has noise stability 0 there; the
+// model's mode is restored; screening refuses what it cannot judge and measures at its step.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
 
 #include "tensor/random.h"
+#include "tests/needs.h"
 #include "tests/test_files.h"
 #include "tests/test_util.h"
 #include "studies/instruments/act_stats.h"
-#include "studies/instruments/metrics.h"
+#include "studies/instruments/spectra.h"
 #include "studies/instruments/regime_metrics.h"
 #include "studies/instruments/screening.h"
 
@@ -70,33 +71,48 @@ TEST_CASE("held-out saturation is the per-batch saturation of every tanh site av
   CHECK(held_out_saturation(ln_model, batches).empty());
 }
 
-TEST_CASE("effective rank per layer: layer 0 is the embedding sum's; every layer is in [1, C]", "[regime]") {
+TEST_CASE("effective rank per layer: layer 0 is the centred embedding sum's; every layer is in [1, C]", "[regime]") {
   Generator gen(2);
   GPT model(small_dyt(3.0f), gen);
   Tensor ids = random_ids(gen, 4, 8, 32);
   const std::vector<double> ranks = residual_effective_rank(model, ids);
   REQUIRE(ranks.size() == 3);
-  // a scalar multiple has the same normalised singular values
+  // layer 0 is 3 e: a scalar multiple has the same normalised singular values
   const Tensor e = model.embed(ids).value().contiguous().reshape({-1, 16});
-  CHECK(ranks[0] == Approx(effective_rank(e)).epsilon(1e-6));
+  CHECK(ranks[0] == Approx(centred_effective_rank(e)).epsilon(1e-6));
+  CHECK(ranks[0] != Approx(effective_rank(e)).epsilon(1e-4));  // centred, not the plain rank
   for (double r : ranks) {
     CHECK(r >= 1.0);
     CHECK(r <= 16.0);
   }
 }
 
-TEST_CASE("noise sensitivity per layer: layer 0 moves by exactly the embedding scale", "[regime]") {
+TEST_CASE("noise stability per layer: layer 0 moves by exactly the embedding scale", "[regime]") {
   Generator gen(3);
   for (float scale : {0.0f, 4.0f}) {
     GPT model(small_dyt(scale), gen);
     Tensor ids = random_ids(gen, 2, 8, 32);
-    const std::vector<double> s = residual_noise_sensitivity(model, ids, 0.01f, 2, 7);
-    REQUIRE(s.size() == 4);  // layers 0, 1, 2 and the logits
-    CHECK(s[0] == Approx(scale == 0.0f ? 1.0 : scale).epsilon(1e-4));
-    for (double v : s) CHECK(std::isfinite(v));
-    // the logits depend on e: a positive sensitivity
-    CHECK(s[3] > 0.0);
+    const auto s = residual_noise_stability(model, ids, {0.01, 0.1}, 2, 7);
+    REQUIRE(s.size() == 2);  // the two eps
+    for (const auto& per_eps : s) {
+      REQUIRE(per_eps.size() == 4);  // layers 0, 1, 2 and the logits
+      CHECK(per_eps[0].mean == Approx(scale == 0.0f ? 1.0 : scale).epsilon(1e-4));
+      for (const NoiseStability& v : per_eps) CHECK(std::isfinite(v.mean));
+      CHECK(per_eps[3].mean > 0.0);  // the logits depend on e
+    }
   }
+}
+
+TEST_CASE("noise stability of a GPT whose output ignores its input is 0 at the logits", "[regime]") {
+  // a LayerNorm final norm with gain 0 outputs its bias whatever the stream: constant logits
+  GPTConfig c = small_dyt(0.0f);
+  c.final_norm = "ln";
+  Generator gen(4);
+  GPT model(c, gen);
+  model.parameter("ln_f.weight").value().fill_(0.0f);
+  const auto s = residual_noise_stability(model, random_ids(gen, 2, 8, 32), {0.01}, 3, 7);
+  CHECK(s[0][3].mean == 0.0);
+  CHECK(s[0][2].mean > 0.0);  // the stream still moves
 }
 
 TEST_CASE("screen_dyt refuses other norms, a screening step past the run, and a resume", "[regime]") {
@@ -111,11 +127,8 @@ TEST_CASE("screen_dyt refuses other norms, a screening step past the run, and a 
   CHECK_THROWS_WITH(screen_dyt(c, 5), Contains("cannot --resume"));
 }
 
-TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict", "[regime]") {
-  if (!std::filesystem::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: no /usr/share/games/fortunes (apt-get install fortunes)");
-    return;
-  }
+TEST_CASE("screen_dyt trains to the screening step, measures and gives a verdict", "[regime][needs-fortunes]") {
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
   nl::test::TempDir dir;
   GPTRunConfig c;
   c.model = small_dyt(4.0f);

@@ -8,8 +8,9 @@
 // listed in kAccepted and must train.
 #include <catch2/catch.hpp>
 
-#include "tests/test_files.h"
 #include "tests/fake_fashion_mnist.h"
+#include "tests/needs.h"
+#include "tests/test_files.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -24,7 +25,6 @@ namespace {
 
 const std::string kGPT = NL_BUILD_DIR "/train_gpt";
 const std::string kViT = NL_BUILD_DIR "/train_vit";
-const char* kFortunes = "/usr/share/games/fortunes";
 
 struct Case {
   std::string flags;    // the bad part of the command line
@@ -124,12 +124,6 @@ bool built() {
   return true;
 }
 
-bool have_fortunes() {
-  if (fs::is_directory(kFortunes)) return true;
-  WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
-  return false;
-}
-
 const std::string kGptTiny =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 2 --eval-every 1 --eval-batches 1 --threads 1 --quiet "
     "--act-stats-every 1";
@@ -151,8 +145,11 @@ void run_table(const std::string& program, const std::string& base,
 
 }  // namespace
 
-TEST_CASE("bad input: train_gpt refuses every wrong, negative, zero or out-of-range flag value", "[badinput][cli]") {
+// --out under a file is found after the text is loaded: this one needs the real data
+TEST_CASE("bad input: train_gpt refuses every wrong, negative, zero or out-of-range flag value",
+          "[badinput][cli][needs-fortunes]") {
   if (!built()) return;
+  REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string out = tmp.sub("out");
   fs::create_directories(out);
@@ -186,8 +183,9 @@ TEST_CASE("bad input: train_vit refuses every wrong, negative, zero or out-of-ra
     expect_refused(kViT, f.tiny + " " + c.flags, f.out, c.needle, f.tmp);
 }
 
-TEST_CASE("bad input: the values valid on purpose train (exit 0)", "[badinput][cli]") {
-  if (!built() || !have_fortunes()) return;
+TEST_CASE("bad input: the values valid on purpose train (exit 0)", "[badinput][cli][needs-fortunes]") {
+  if (!built()) return;
+  REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   for (const auto& flags : kGptAccepted) {
     RunResult r = run_program(kGPT, kGptTiny + " " + flags + " --out " + tmp.sub("ok"), tmp);
@@ -249,8 +247,10 @@ std::string edit_header(const std::string& file, const std::string& from, const 
 
 }  // namespace
 
-TEST_CASE("bad input: every kind of corrupt or foreign checkpoint is refused by --resume", "[badinput][cli]") {
-  if (!built() || !have_fortunes()) return;
+TEST_CASE("bad input: every kind of corrupt or foreign checkpoint is refused by --resume",
+          "[badinput][cli][needs-fortunes]") {
+  if (!built()) return;
+  REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string good_dir = tmp.sub("good");
   RunResult r = run_program(kGPT, kGptTiny + " --stop-after 1 --out " + good_dir, tmp);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "tensor/device.h"
+#include "tests/needs.h"
 #include "tests/test_files.h"
 #include "train/flags/flag_parser.h"
 
@@ -31,7 +32,6 @@ using namespace nl::test;
 namespace {
 
 const std::string kProgram = NL_BUILD_DIR "/train_gpt";
-const char* kFortunes = "/usr/share/games/fortunes";
 
 // Runs train_gpt with the given arguments, output captured.
 RunResult run(const std::string& args, const TempDir& scratch) { return run_program(kProgram, args, scratch); }
@@ -70,12 +70,6 @@ bool program_built() {
   return false;
 }
 
-bool have_fortunes() {
-  if (fs::is_directory(kFortunes)) return true;
-  WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
@@ -105,8 +99,10 @@ TEST_CASE("train_gpt cli: an unknown --norm names the valid ones", "[cli]") {
                f.tmp);
 }
 
-TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused", "[cli]") {
+// the device is opened after the text is loaded: this one needs the real data
+TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused", "[cli][needs-fortunes]") {
   if (!program_built()) return;
+  REQUIRE_RESOURCE(missing_fortunes());
   Fixture f;
   expect_error("--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
   if (!nl::cuda_available()) expect_error("--device cuda " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
@@ -144,8 +140,9 @@ TEST_CASE("train_gpt cli: malformed numbers and missing values are named", "[cli
   expect_error("--quiet=1 --steps 1", f.out, {"--quiet"}, f.tmp);  // a switch takes no value
 }
 
-TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched checkpoint", "[cli]") {
-  if (!program_built() || !have_fortunes()) return;
+TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched checkpoint", "[cli][needs-fortunes]") {
+  if (!program_built()) return;
+  REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   // a good run to start from: two-step schedule stopped after one step
   const std::string good = tmp.sub("good");
@@ -216,8 +213,10 @@ TEST_CASE("train_gpt cli: the regime options reject bad values in one line", "[c
   expect_error("--norm ln --screen-dyt --steps 4 --screen-steps 2 " + kTiny, f.out, {"dyt"}, f.tmp);
 }
 
-TEST_CASE("train_gpt --screen-dyt and screen_dyt stop at the screening step with the verdict", "[cli]") {
-  if (!program_built() || !have_fortunes()) return;
+TEST_CASE("train_gpt --screen-dyt and screen_dyt stop at the screening step with the verdict",
+          "[cli][needs-fortunes]") {
+  if (!program_built()) return;
+  REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string out = tmp.sub("out");
   RunResult r = run("--norm dyt --emb-scale sqrt --mlp swiglu --screen-dyt --steps 4 --screen-steps 2 " + kTiny +

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/fake_fashion_mnist.h"
+#include "tests/needs.h"
 #include "tests/test_files.h"
 
 #include <signal.h>
@@ -27,16 +28,10 @@ using namespace nl::test;
 namespace {
 
 const std::string kProgram = NL_BUILD_DIR "/train_gpt";
-const char* kFortunes = "/usr/share/games/fortunes";
 
-bool ready() {
-  if (!fs::exists(kProgram)) {
-    FAIL_CHECK(kProgram << " is not built");
-    return false;
-  }
-  if (fs::is_directory(kFortunes)) return true;
-  WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
-  return false;
+void require_ready() {
+  if (!fs::exists(kProgram)) FAIL(kProgram << " is not built");
+  REQUIRE_RESOURCE(missing_fortunes());
 }
 
 // A small model whose steps take well under a millisecond; every checkpoint is fsynced.
@@ -79,8 +74,9 @@ std::vector<std::vector<std::string>> log_without_speed(const std::string& path)
 
 }  // namespace
 
-TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as an uninterrupted run", "[crash]") {
-  if (!ready()) return;
+TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as an uninterrupted run",
+          "[crash][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   const int64_t steps = 1500, every = 3, keep = 3;
   const std::string flags =
@@ -176,8 +172,9 @@ int signal_mid_run(const std::string& out, int sig, size_t rows, const TempDir& 
 
 }  // namespace
 
-TEST_CASE("crash: SIGTERM and SIGINT save a checkpoint of the last step and exit with 128 + signal", "[crash]") {
-  if (!ready()) return;
+TEST_CASE("crash: SIGTERM and SIGINT save a checkpoint of the last step and exit with 128 + signal",
+          "[crash][needs-fortunes]") {
+  require_ready();
   for (int sig : {SIGTERM, SIGINT}) {
     TempDir tmp;
     const std::string out = tmp.sub("run");
@@ -204,8 +201,9 @@ TEST_CASE("crash: SIGTERM and SIGINT save a checkpoint of the last step and exit
   }
 }
 
-TEST_CASE("crash: --checkpoint-every N --keep-checkpoints K keeps the newest K, older ones under their step", "[crash]") {
-  if (!ready()) return;
+TEST_CASE("crash: --checkpoint-every N --keep-checkpoints K keeps the newest K, older ones under their step",
+          "[crash][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   const std::string out = tmp.sub("run");
   RunResult r = run_program(kProgram, kRun + " --steps 23 --checkpoint-every 5 --keep-checkpoints 3 --out " + out, tmp);

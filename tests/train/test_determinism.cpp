@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/fake_fashion_mnist.h"
+#include "tests/needs.h"
 #include "tests/test_files.h"
 
 #include <filesystem>
@@ -40,11 +41,9 @@ void run_ok(const std::string& program, const std::string& args, const TempDir& 
 
 }  // namespace
 
-TEST_CASE("determinism: train_gpt twice with one seed at 2 threads writes bit-identical files", "[determinism]") {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return;
-  }
+TEST_CASE("determinism: train_gpt twice with one seed at 2 threads writes bit-identical files",
+          "[determinism][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   // (B*T, 4*dim) = (512, 256) MLP activations, (16, 4, 32, 32) attention maps: above the
   // kernels' parallel grain

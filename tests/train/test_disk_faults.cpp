@@ -6,10 +6,11 @@
 //
 // Root does not see permission bits, so a chmod'ed folder would not fail for it; the
 // tmpfs cases use `unshare -rm` (a user and mount namespace: no privileges needed, the
-// mount vanishes with the process) and are skipped with a warning where the kernel
-// does not allow that.
+// mount vanishes with the process), tagged [needs-unshare]: make test skips them, naming
+// the reason, where the kernel does not allow that.
 #include <catch2/catch.hpp>
 
+#include "tests/needs.h"
 #include "tests/test_files.h"
 
 #include <filesystem>
@@ -29,16 +30,12 @@ const std::string kRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 5 --eval-batches 1 --threads 1 --quiet "
     "--act-stats-every 0 --steps 30 --checkpoint-every 5";
 
-// A healthy run stopped at step 10 in dir; false (with a warning) without the data.
-bool healthy_run(const std::string& dir, const TempDir& tmp) {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return false;
-  }
+// A healthy run stopped at step 10 in dir.
+void healthy_run(const std::string& dir, const TempDir& tmp) {
+  REQUIRE_RESOURCE(missing_fortunes());
   RunResult r = run_program(kProgram, kRun + " --stop-after 10 --out " + dir, tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);
-  return true;
 }
 
 // The checkpoint of step 10 is there, whole and byte for byte the one before; no
@@ -54,12 +51,6 @@ void check_one_line_error(const RunResult& r, const std::vector<std::string>& ne
   CHECK(r.code == 2);
   CHECK(count_lines(r.err) == 1);
   for (const auto& n : needles) CHECK_THAT(r.err, Contains(n));
-}
-
-bool can_unshare(const TempDir& tmp) {
-  if (run_program("unshare", "-rm true", tmp).code == 0) return true;
-  WARN("skipped: unshare -rm (a private mount namespace for the tmpfs) is not allowed here");
-  return false;
 }
 
 // In a private mount namespace: a tmpfs of size_kib on `mnt` holding a copy of `from`
@@ -82,10 +73,12 @@ RunResult run_on_tmpfs(const std::string& from, const std::string& mnt, const st
 
 }  // namespace
 
-TEST_CASE("disk: a full tmpfs fails the checkpoint write with ENOSPC; the previous checkpoint stays", "[disk]") {
+TEST_CASE("disk: a full tmpfs fails the checkpoint write with ENOSPC; the previous checkpoint stays",
+          "[disk][needs-fortunes][needs-unshare]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  if (!healthy_run(dir, tmp) || !can_unshare(tmp)) return;
+  REQUIRE_RESOURCE(missing_unshare());
+  healthy_run(dir, tmp);
   const std::string before = read_bytes(dir + "/checkpoint.safetensors");
   // 160 KiB holds the run's files and the 92 KiB checkpoint, not a second one beside it
   RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 160, false, kRun + " --resume", tmp);
@@ -98,10 +91,12 @@ TEST_CASE("disk: a full tmpfs fails the checkpoint write with ENOSPC; the previo
   CHECK(ok.code == 0);
 }
 
-TEST_CASE("disk: a read-only folder fails the first write; the checkpoint stays", "[disk]") {
+TEST_CASE("disk: a read-only folder fails the first write; the checkpoint stays",
+          "[disk][needs-fortunes][needs-unshare]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  if (!healthy_run(dir, tmp) || !can_unshare(tmp)) return;
+  REQUIRE_RESOURCE(missing_unshare());
+  healthy_run(dir, tmp);
   const std::string before = read_bytes(dir + "/checkpoint.safetensors");
   RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 1024, true, kRun + " --resume", tmp);
   check_one_line_error(r, {"config.json", "Read-only file system"});
@@ -109,10 +104,11 @@ TEST_CASE("disk: a read-only folder fails the first write; the checkpoint stays"
   CHECK(read_bytes(tmp.sub("back") + "/log.csv") == read_bytes(dir + "/log.csv"));
 }
 
-TEST_CASE("disk: a file-size limit fails the checkpoint write (EFBIG); the previous checkpoint stays", "[disk]") {
+TEST_CASE("disk: a file-size limit fails the checkpoint write (EFBIG); the previous checkpoint stays",
+          "[disk][needs-fortunes]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  if (!healthy_run(dir, tmp)) return;
+  healthy_run(dir, tmp);
   const std::string before = read_bytes(dir + "/checkpoint.safetensors");
   // 60 000 bytes: the log fits, a 92 KiB checkpoint does not
   RunResult r = run_program("prlimit", "--fsize=60000 " + kProgram + " " + kRun + " --resume --out " + dir, tmp);
@@ -120,10 +116,11 @@ TEST_CASE("disk: a file-size limit fails the checkpoint write (EFBIG); the previ
   check_checkpoint_intact(dir, before);
 }
 
-TEST_CASE("disk: a log written to a full device (/dev/full) is a write error naming the log", "[disk]") {
+TEST_CASE("disk: a log written to a full device (/dev/full) is a write error naming the log",
+          "[disk][needs-fortunes]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  if (!healthy_run(dir, tmp)) return;
+  healthy_run(dir, tmp);
   const std::string before = read_bytes(dir + "/checkpoint.safetensors");
   // the log is rewritten through log.csv.tmp (then renamed), which now leads to the device
   fs::create_symlink("/dev/full", dir + "/log.csv.tmp");

@@ -5,9 +5,11 @@
 //   faults:      a rank killed mid-run makes the job end within a bounded time with
 //                mpirun's report, and --resume continues from the last checkpoint to
 //                the same losses; a rank that hangs (SIGSTOP) trips the others' watchdog
-// Each test is skipped with a message when mpirun or the MPI build is missing.
+// Tagged [needs-mpi] and [needs-fortunes]: make test skips them, naming the reason, where
+// mpirun, the MPI build or the text is missing (tests/needs.h).
 #include <catch2/catch.hpp>
 
+#include "tests/needs.h"
 #include "tests/test_files.h"
 
 #include <signal.h>
@@ -28,34 +30,11 @@ using namespace nl::test;
 namespace {
 
 const std::string kPlain = NL_BUILD_DIR "/train_gpt";
-const std::string kMpiBuild = NL_BUILD_DIR "-mpi/train_gpt";
-const char* kFortunes = "/usr/share/games/fortunes";
 
-// mpirun's full path (spawn_program takes no shell), "" when it is not installed.
-std::string mpirun_path() {
-  const char* dirs[] = {"/usr/bin", "/usr/local/bin", "/bin"};
-  for (const char* d : dirs) {
-    const std::string p = std::string(d) + "/mpirun";
-    if (access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
-}
-
-bool ready() {
-  if (mpirun_path().empty()) {
-    WARN("skipped: mpirun is missing (apt-get install openmpi-bin libopenmpi-dev, then make MPI=1)");
-    return false;
-  }
-  if (!fs::exists(kMpiBuild)) {
-    WARN("skipped: " << kMpiBuild << " is not built (make MPI=1)");
-    return false;
-  }
-  if (!fs::is_directory(kFortunes)) {
-    WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
-    return false;
-  }
+void require_ready() {
+  REQUIRE_RESOURCE(missing_mpi());
+  REQUIRE_RESOURCE(missing_fortunes());
   REQUIRE(fs::exists(kPlain));
-  return true;
 }
 
 // Two ranks on the two cores (more ranks than cores is allowed); as root mpirun wants
@@ -159,14 +138,15 @@ void check_same_losses(const std::string& reference_log, const std::string& log,
 
 }  // namespace
 
-TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process with batch B", "[mpi]") {
-  if (!ready()) return;
+TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process with batch B",
+          "[mpi][needs-mpi][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   const std::string flags = kRun + " --batch 8 --steps 50 --eval-every 25";
   RunResult single = run_program(kPlain, flags + " --out " + tmp.sub("single"), tmp);
   INFO(single.err);
   REQUIRE(single.code == 0);
-  RunResult two = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiBuild + " " + flags + " --out " +
+  RunResult two = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiTrainGpt + " " + flags + " --out " +
                                                  tmp.sub("two"), tmp);
   INFO("mpirun stdout: " << two.out << "\nstderr: " << two.err);
   REQUIRE(two.code == 0);
@@ -186,14 +166,15 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
   CHECK(half_worst > 1e-3);
 
   // a global batch that does not split evenly is refused with one line
-  RunResult odd = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiBuild + " " + kRun +
+  RunResult odd = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiTrainGpt + " " + kRun +
                                                  " --batch 7 --steps 5 --out " + tmp.sub("odd"), tmp);
   CHECK(odd.code != 0);
   CHECK_THAT(odd.err, Contains("--batch 7 (the global batch) must divide by the 2 ranks"));
 }
 
-TEST_CASE("distributed: a killed rank ends the job promptly and --resume continues it", "[mpi]") {
-  if (!ready()) return;
+TEST_CASE("distributed: a killed rank ends the job promptly and --resume continues it",
+          "[mpi][needs-mpi][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   const int steps = 400;
   const std::string flags = kRun + " --batch 4 --steps " + std::to_string(steps) +
@@ -203,7 +184,7 @@ TEST_CASE("distributed: a killed rank ends the job promptly and --resume continu
   REQUIRE(reference.code == 0);
 
   const std::string err = tmp.sub("err.txt");
-  std::vector<std::string> args = split_args(mpirun_flags(2) + " " + kMpiBuild + " " + flags + " --out " + dir);
+  std::vector<std::string> args = split_args(mpirun_flags(2) + " " + kMpiTrainGpt + " " + flags + " --out " + dir);
   const pid_t mpirun = spawn_program(mpirun_path(), args, tmp.sub("out.txt"), err);
   REQUIRE(mpirun > 0);
   // kill rank 1 once the first checkpoint is on disk, well before the schedule ends
@@ -228,7 +209,7 @@ TEST_CASE("distributed: a killed rank ends the job promptly and --resume continu
   CHECK(kept < steps);
 
   // every rank resumes from the one checkpoint; the finished run is the uninterrupted one
-  RunResult resumed = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiBuild + " " + flags + " --out " + dir +
+  RunResult resumed = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiTrainGpt + " " + flags + " --out " + dir +
                                                      " --resume", tmp);
   INFO("resumed stderr: " << resumed.err);
   REQUIRE(resumed.code == 0);
@@ -236,11 +217,12 @@ TEST_CASE("distributed: a killed rank ends the job promptly and --resume continu
   check_same_losses(tmp.sub("reference") + "/log.csv", dir + "/log.csv", steps, false);
 }
 
-TEST_CASE("distributed: a rank that hangs trips the others' watchdog within --dist-timeout", "[mpi]") {
-  if (!ready()) return;
+TEST_CASE("distributed: a rank that hangs trips the others' watchdog within --dist-timeout",
+          "[mpi][needs-mpi][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   const std::string dir = tmp.sub("hung"), err = tmp.sub("err.txt");
-  std::vector<std::string> args = split_args(mpirun_flags(2) + " " + kMpiBuild + " " + kRun +
+  std::vector<std::string> args = split_args(mpirun_flags(2) + " " + kMpiTrainGpt + " " + kRun +
                                              " --batch 4 --steps 100000 --eval-every 1000 --checkpoint-every 10 "
                                              "--dist-timeout 2 --out " + dir);
   const pid_t mpirun = spawn_program(mpirun_path(), args, tmp.sub("out.txt"), err);

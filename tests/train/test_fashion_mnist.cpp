@@ -1,8 +1,8 @@
 // Tests of the Fashion-MNIST reader (train/data/fashion_mnist.h) on small IDX files that the
 // test writes with zlib, good and broken (truncated, corrupt, bad magic, counts that
 // disagree, labels out of range, a missing file), the validation split, the
-// standardisation, the batcher's epochs and the augmentation; and, when Debian's
-// dataset-fashion-mnist is installed, the real files.
+// standardisation, the batcher's epochs and the augmentation; and the real files of
+// Debian's dataset-fashion-mnist ([needs-fashion-mnist]: make test skips it without them).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/needs.h"
 #include "tests/test_util.h"
 #include "train/data/fashion_mnist.h"
 
@@ -250,6 +251,24 @@ TEST_CASE("fashion-mnist split: seeded, disjoint, complete; standardised by the 
   CHECK_THROWS_AS(fill_batch(a.val, {}, 6, 3, a.mean, a.std, x, y), Error);
 }
 
+TEST_CASE("fashion-mnist --train-images: the first N of the training split, the same validation split", "[vit]") {
+  TempDir d;
+  write_fake_pair(d.path.string(), "train", 40);
+  write_fake_pair(d.path.string(), "t10k", 7, 100);
+  const FashionMnist all = load_fashion_mnist(d.path.string(), 8, 3);
+  const FashionMnist few = load_fashion_mnist(d.path.string(), 8, 3, 5);
+  REQUIRE(few.train.size() == 5);
+  CHECK(few.val.pixels == all.val.pixels);  // the subset never touches the held-out images
+  for (int64_t i = 0; i < 5; ++i) CHECK(few.train.pixels[i * 784] == all.train.pixels[i * 784]);
+  // standardised by the subset's own pixels
+  double s = 0;
+  for (uint8_t p : few.train.pixels) s += p / 255.0;
+  CHECK(few.mean == Approx(s / (double)few.train.pixels.size()).epsilon(1e-5));
+  CHECK(load_fashion_mnist(d.path.string(), 8, 3, 32).train.size() == 32);
+  CHECK_THROWS_WITH(load_fashion_mnist(d.path.string(), 8, 3, 33), Catch::Contains("--train-images"));
+  CHECK_THROWS_WITH(load_fashion_mnist(d.path.string(), 8, 3, 0), Catch::Contains("--train-images"));
+}
+
 TEST_CASE("fashion-mnist batcher: each epoch visits every image once, repeatably; skip equals next", "[vit]") {
   TempDir d;
   write_fake_pair(d.path.string(), "train", 26);
@@ -346,13 +365,9 @@ TEST_CASE("fashion-mnist batcher augments: every shift in [-pad, pad] and about 
   CHECK(flipped < 250);
 }
 
-TEST_CASE("fashion-mnist: the real files of dataset-fashion-mnist", "[vit]") {
-  const std::string dir = kFashionMnistDir;
-  if (!fs::exists(dir + "/train-images-idx3-ubyte.gz")) {
-    WARN("skipped: " << dir << " is missing (" << kInstallHint << ")");
-    return;
-  }
-  FashionMnist d = load_fashion_mnist(dir, 5000);
+TEST_CASE("fashion-mnist: the real files of dataset-fashion-mnist", "[vit][needs-fashion-mnist]") {
+  REQUIRE_RESOURCE(nl::test::missing_fashion_mnist());
+  FashionMnist d = load_fashion_mnist(kFashionMnistDir, 5000);
   CHECK(d.train.size() == 55000);
   CHECK(d.val.size() == 5000);
   CHECK(d.test.size() == 10000);

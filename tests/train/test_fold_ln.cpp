@@ -3,7 +3,7 @@
 // logits on held-out text (NORMS.md: to 1e-4) and generates the same text from the same
 // seed; train_gpt resumed from it continues the ln run's losses; bad input exits 2 with
 // one line and writes nothing. Also --dropout's exact resume. Trains on the fortunes
-// text (skipped where missing).
+// text ([needs-fortunes]: make test skips these where it is missing).
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -24,6 +24,7 @@
 #include "train/gpt/gpt_run.h"
 #include "train/gpt/sampling.h"
 #include "train/data/text_data.h"
+#include "tests/needs.h"
 #include "tests/test_files.h"
 
 using namespace nl;
@@ -38,16 +39,10 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kProgram = NL_BUILD_DIR "/fold_ln";
-const char* kFortunes = "/usr/share/games/fortunes";
 
-bool ready() {
-  if (!fs::exists(kProgram)) {
-    FAIL_CHECK(kProgram << " is not built (make " << kProgram << ")");
-    return false;
-  }
-  if (fs::is_directory(kFortunes)) return true;
-  WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
-  return false;
+void require_ready() {
+  if (!fs::exists(kProgram)) FAIL(kProgram << " is not built (make " << kProgram << ")");
+  REQUIRE_RESOURCE(missing_fortunes());
 }
 
 RunResult run_fold(const std::string& args, const TempDir& scratch) {
@@ -98,8 +93,9 @@ std::map<int, double> losses(const std::string& log) {
 
 }  // namespace
 
-TEST_CASE("fold_ln: a trained ln checkpoint folds into a cbwc one with the same logits and the same text", "[fold]") {
-  if (!ready()) return;
+TEST_CASE("fold_ln: a trained ln checkpoint folds into a cbwc one with the same logits and the same text",
+          "[fold][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   const GPTRunConfig run = tiny_run(tmp.sub("ln"), "ln", 40);
   run_gpt(run);
@@ -130,7 +126,7 @@ TEST_CASE("fold_ln: a trained ln checkpoint folds into a cbwc one with the same 
   CHECK(column_sum(*folded) < 1e-6);
 
   // held-out text: 8 windows of the validation split
-  const TextData data = load_fortunes(kFortunes, 200000);
+  const TextData data = load_fortunes(kFortunesDir, 200000);
   const auto batches = fixed_batches(data.val, 16, 8, 1, 99);
   NoGradGuard no_grad;
   ln->eval();
@@ -151,8 +147,8 @@ TEST_CASE("fold_ln: a trained ln checkpoint folds into a cbwc one with the same 
 // The cbwc model's gradients with respect to its free weights equal the ln model's, and
 // fold_ln keeps the AdamW moments, so a run resumed from the folded checkpoint takes
 // the same steps as the ln run resumed from its own (the function of P W evolves alike).
-TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the ln run", "[fold]") {
-  if (!ready()) return;
+TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the ln run", "[fold][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   GPTRunConfig ln_run = tiny_run(tmp.sub("ln"), "ln", 40);
   ln_run.stop_after = 20;
@@ -176,8 +172,9 @@ TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the l
   CHECK(worst < 1e-4);
 }
 
-TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with one line and writes nothing", "[fold]") {
-  if (!ready()) return;
+TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with one line and writes nothing",
+          "[fold][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   RunResult missing = run_fold("--in " + tmp.sub("nothing") + " --out " + tmp.sub("out"), tmp);
   CHECK(missing.code == 2);
@@ -201,8 +198,8 @@ TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with 
 // --dropout draws its masks from GPT::dropout_gen, whose state the checkpoint keeps:
 // 6 steps + resume + 6 steps log exactly what 12 steps straight log, and differ from a
 // run without dropout.
-TEST_CASE("dropout: a run with dropout resumes exactly, and dropout changes the run", "[fold]") {
-  if (!ready()) return;
+TEST_CASE("dropout: a run with dropout resumes exactly, and dropout changes the run", "[fold][needs-fortunes]") {
+  require_ready();
   TempDir tmp;
   GPTRunConfig straight = tiny_run(tmp.sub("straight"), "ln", 12), halves = tiny_run(tmp.sub("halves"), "ln", 12),
                plain = tiny_run(tmp.sub("plain"), "ln", 12);

@@ -1,7 +1,7 @@
 // Tests of fold_ln (apps/fold_ln.cpp) on ViT checkpoints that run_vit writes, on the
-// real Fashion-MNIST (skipped where the package is missing): the folded checkpoint
-// predicts the same class as the ln model for every one of the 10 000 test images, and
-// train_vit resumed from it continues the ln run's losses.
+// real Fashion-MNIST ([needs-fashion-mnist]: skipped where the package is missing): the
+// folded checkpoint predicts the same class as the ln model for every one of the 10 000
+// test images, and train_vit resumed from it continues the ln run's losses.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "tests/needs.h"
 #include "tests/test_files.h"
 #include "train/vit/vit_run.h"
 
@@ -25,12 +26,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kFoldLn = NL_BUILD_DIR "/fold_ln";
-
-bool have_data() {
-  if (fs::exists(std::string(kFashionMnistDir) + "/t10k-images-idx3-ubyte.gz")) return true;
-  WARN("skipped: no Fashion-MNIST in " << kFashionMnistDir << " (apt-get install dataset-fashion-mnist)");
-  return false;
-}
 
 // A 2-layer ViT that trains 40 steps in about a second on one thread.
 ViTRunConfig tiny_vit(const std::string& out_dir, const std::string& norm) {
@@ -64,9 +59,10 @@ std::map<int, double> train_losses(const std::string& log) {
 
 }  // namespace
 
-TEST_CASE("fold_ln: an ln ViT folds into a cbwc one predicting the same class on the whole test set", "[fold][vit]") {
+TEST_CASE("fold_ln: an ln ViT folds into a cbwc one predicting the same class on the whole test set",
+          "[fold][vit][needs-fashion-mnist]") {
   REQUIRE(fs::exists(kFoldLn));
-  if (!have_data()) return;
+  REQUIRE_RESOURCE(missing_fashion_mnist());
   TempDir tmp;
   ViTRunConfig ln = tiny_vit(tmp.sub("ln"), "ln");
   ln.stop_after = 20;
@@ -94,9 +90,10 @@ TEST_CASE("fold_ln: an ln ViT folds into a cbwc one predicting the same class on
   CHECK(worst < 1e-4);
 }
 
-TEST_CASE("fold_ln: a ViT checkpoint of another norm exits 2 with one line and writes nothing", "[fold][vit]") {
+TEST_CASE("fold_ln: a ViT checkpoint of another norm exits 2 with one line and writes nothing",
+          "[fold][vit][needs-fashion-mnist]") {
   REQUIRE(fs::exists(kFoldLn));
-  if (!have_data()) return;
+  REQUIRE_RESOURCE(missing_fashion_mnist());
   TempDir tmp;
   ViTRunConfig rms = tiny_vit(tmp.sub("rms"), "rms");
   rms.steps = 2;

@@ -5,6 +5,7 @@
 // train_gpt by resuming a healthy run with a learning rate of 1e30.
 #include <catch2/catch.hpp>
 
+#include "tests/needs.h"
 #include "tests/test_files.h"
 
 #include <cmath>
@@ -136,24 +137,20 @@ const std::string kRun =
     "--act-stats-every 0 --warmup 0 --steps 30 --checkpoint-every 5";
 
 // A healthy run of 10 steps (checkpoint at 10) in dir.
-bool healthy_run(const std::string& dir, const TempDir& tmp) {
-  if (!fs::is_directory("/usr/share/games/fortunes")) {
-    WARN("skipped: /usr/share/games/fortunes is missing (apt-get install fortunes)");
-    return false;
-  }
+void healthy_run(const std::string& dir, const TempDir& tmp) {
+  REQUIRE_RESOURCE(missing_fortunes());
   RunResult r = run_program(kProgram, kRun + " --stop-after 10 --out " + dir, tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);
-  return true;
 }
 
 }  // namespace
 
 TEST_CASE("nonfinite: train_gpt with lr 1e30 stops at the first NaN step, names it, keeps the last checkpoint",
-          "[nonfinite][cli]") {
+          "[nonfinite][cli][needs-fortunes]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  if (!healthy_run(dir, tmp)) return;
+  healthy_run(dir, tmp);
   const std::string good = read_bytes(dir + "/checkpoint.safetensors");
 
   // step 11 takes a 1e30-sized step, so step 12's forward overflows
@@ -179,10 +176,10 @@ TEST_CASE("nonfinite: train_gpt with lr 1e30 stops at the first NaN step, names 
 }
 
 TEST_CASE("nonfinite: --on-nonfinite skip warns for each skipped step and stops after ten in a row",
-          "[nonfinite][cli]") {
+          "[nonfinite][cli][needs-fortunes]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  if (!healthy_run(dir, tmp)) return;
+  healthy_run(dir, tmp);
   const std::string good = read_bytes(dir + "/checkpoint.safetensors");
   RunResult r = run_program(kProgram, kRun + " --resume --lr 1e30 --on-nonfinite skip --out " + dir, tmp);
   INFO(r.err);

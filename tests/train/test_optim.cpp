@@ -1,6 +1,7 @@
 // Tests of train/optim/optim.h: AdamW and SGD against PyTorch over ten steps
 // (tests/reference/optim.txt, written by scripts/make_reference_optim.py), the
-// warmup + cosine schedule against values worked out by hand, and global-norm clipping.
+// warmup + cosine schedule against values worked out by hand, and global-norm clipping
+// (by hand, and over 40 000 gradients: the last element and every block boundary).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -215,4 +216,57 @@ TEST_CASE("clip_grad_norm returns the global norm and scales to max_norm", "[opt
     CHECK(clip_grad_norm(m.flat, 1.0f) == 0.0f);
     for (float g : m.flat.grads.to_vector()) CHECK(g == 0.0f);
   }
+}
+
+namespace {
+
+// A flat buffer of n gradients on the CPU: all clip_grad_norm reads.
+FlatParameters gradients(const std::vector<float>& g) {
+  FlatParameters flat;
+  flat.values = Tensor::zeros({(int64_t)g.size()});
+  flat.grads = Tensor::from_vector(g, {(int64_t)g.size()});
+  return flat;
+}
+
+// 40 000 gradients: two whole blocks of 16 384 (clip_grad_norm sums fixed blocks) and
+// a partial third one of 7 232.
+constexpr int64_t kManyGrads = 40000;
+
+// A single non-zero gradient v at index i: the norm is |v| exactly, and clipping to 1
+// scales v alone by 1 / (|v| + 1e-6) and leaves every other gradient zero.
+void check_single_gradient(int64_t i, float v) {
+  INFO("the only non-zero gradient at index " << i << " of " << kManyGrads);
+  std::vector<float> g((size_t)kManyGrads, 0.0f);
+  g[(size_t)i] = v;
+  FlatParameters flat = gradients(g);
+  CHECK(clip_grad_norm(flat, 1.0f) == std::fabs(v));
+  std::vector<float> expected((size_t)kManyGrads, 0.0f);
+  expected[(size_t)i] = v * (1.0f / (std::fabs(v) + 1e-6f));
+  CHECK_CLOSE(flat.grads, Tensor::from_vector(expected, {kManyGrads}), 1e-6, 0);
+}
+
+}  // namespace
+
+TEST_CASE("clip_grad_norm over 40 000 random gradients (three blocks, the last partial) is the double-precision norm",
+          "[optim]") {
+  Generator gen(11);
+  const std::vector<float> g = gen.normal({kManyGrads}).to_vector();
+  double ss = 0;
+  for (float x : g) ss += (double)x * x;
+  const double norm = std::sqrt(ss);
+  FlatParameters flat = gradients(g);
+  const float max_norm = (float)(norm / 2);
+  CHECK(clip_grad_norm(flat, max_norm) == Approx(norm).epsilon(1e-6));
+  // every gradient, the last included, scaled by max_norm / (norm + 1e-6)
+  std::vector<float> expected(g.size());
+  for (size_t i = 0; i < g.size(); ++i) expected[i] = (float)(g[i] * (max_norm / (norm + 1e-6)));
+  CHECK_CLOSE(flat.grads, Tensor::from_vector(expected, {kManyGrads}), 1e-6, 0);
+}
+
+TEST_CASE("clip_grad_norm sees a gradient that is non-zero in the last element only", "[optim]") {
+  check_single_gradient(kManyGrads - 1, -3.0f);
+}
+
+TEST_CASE("clip_grad_norm sees a single non-zero gradient on each side of each block boundary", "[optim]") {
+  for (int64_t i : {16383, 16384, 32767, 32768}) check_single_gradient(i, 2.5f);
 }

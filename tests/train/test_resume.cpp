@@ -2,9 +2,10 @@
 // logs exactly what an uninterrupted run logs and ends with the same parameters; the
 // checkpoint holds every parameter and the optimizer state; a corrupt or mismatched
 // checkpoint is refused with an nl::Error naming the problem, before any file changes.
-// Trains on the real fortunes text (skipped with a warning where it is not installed).
+// Trains on the real fortunes text ([needs-fortunes]: make test skips these without it).
 #include <catch2/catch.hpp>
 
+#include "tests/needs.h"
 #include "tests/test_files.h"
 
 #include <unistd.h>
@@ -30,14 +31,6 @@ namespace fs = std::filesystem;
 using namespace nl::test;
 
 namespace {
-
-const char* kFortunes = "/usr/share/games/fortunes";
-
-bool have_fortunes() {
-  if (fs::is_directory(kFortunes)) return true;
-  WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
-  return false;
-}
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
   std::vector<std::vector<std::string>> rows;
@@ -70,7 +63,7 @@ GPTRunConfig small_run(const std::string& out_dir, int64_t steps) {
   c.eval_batches = 2;
   c.eval_batch_size = 8;
   c.sample_bytes = 40;
-  c.data_dir = kFortunes;
+  c.data_dir = kFortunesDir;
   c.out_dir = out_dir;
   c.quiet = true;
   // one thread: these tiny steps only lose time to a second one on a busy machine
@@ -86,8 +79,9 @@ struct KeepThreads {
 
 }  // namespace
 
-TEST_CASE("resume: a run stopped at 100 and resumed to 200 logs and ends exactly as a straight run", "[train]") {
-  if (!have_fortunes()) return;
+TEST_CASE("resume: a run stopped at 100 and resumed to 200 logs and ends exactly as a straight run",
+          "[train][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_fortunes());
   KeepThreads keep;
   TempDir tmp;
   const std::string A = tmp.sub("A"), B = tmp.sub("B");
@@ -164,8 +158,8 @@ TEST_CASE("resume: a run stopped at 100 and resumed to 200 logs and ends exactly
   CHECK(std::stof(la[200][1]) < 4.5f);
 }
 
-TEST_CASE("resume: the checkpoint holds every parameter, optim.m, optim.v and the step", "[train]") {
-  if (!have_fortunes()) return;
+TEST_CASE("resume: the checkpoint holds every parameter, optim.m, optim.v and the step", "[train][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_fortunes());
   KeepThreads keep;
   TempDir tmp;
   const std::string dir = tmp.sub("run");
@@ -225,8 +219,8 @@ std::string expect_refused(const GPTRunConfig& c, const std::vector<std::string>
 
 }  // namespace
 
-TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no file", "[train]") {
-  if (!have_fortunes()) return;
+TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no file", "[train][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_fortunes());
   KeepThreads keep;
   TempDir tmp;
   const std::string good = tmp.sub("good");

@@ -178,6 +178,20 @@ TEST_CASE("safetensors rejects corrupt files with a message naming file and prob
     write_bytes(path, bytes.substr(0, 40));  // truncated inside the header
     REQUIRE_THROWS_WITH(load_safetensors(path), Contains(path) && Contains("is larger than the file"));
   }
+  SECTION("header length 1 to 8 bytes past the end of the file") {
+    // A whole file, its length field then raised by k: the header it announces would
+    // run k bytes past the last byte there is.
+    const std::string whole = file_with_header("{" + good_entry + "}", eight);
+    const uint64_t after_length = whole.size() - 8;
+    for (uint64_t k = 1; k <= 8; ++k) {
+      INFO("header length " << after_length + k << " in a file of " << after_length << " bytes after the length");
+      std::string bytes = whole;
+      for (int b = 0; b < 8; ++b) bytes[b] = (char)(((after_length + k) >> (8 * b)) & 0xFF);
+      write_bytes(path, bytes);
+      CHECK_THROWS_AS(load_safetensors(path), nl::Error);
+      CHECK_THROWS_WITH(load_safetensors(path), Contains(path) && Contains("is larger than the file"));
+    }
+  }
   SECTION("invalid JSON") {
     const char* bad_headers[] = {
         "{\"x\":1.5}",                        // fractions are not integers

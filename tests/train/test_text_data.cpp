@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/needs.h"
 #include "train/data/text_data.h"
 
 using namespace nl;
@@ -181,13 +182,9 @@ TEST_CASE("text_data fixed_batches gives the same batches on every call", "[text
   CHECK(a[0].first.to_ints() != a[1].first.to_ints());
 }
 
-TEST_CASE("text_data loads the installed fortunes package", "[text_data]") {
-  const std::string dir = "/usr/share/games/fortunes";
-  if (!fs::is_directory(dir)) {
-    WARN("skipped: " << dir << " is missing (apt-get install fortunes)");
-    return;
-  }
-  TextData t = load_fortunes(dir);
+TEST_CASE("text_data loads the installed fortunes package", "[text_data][needs-fortunes]") {
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
+  TextData t = load_fortunes(nl::test::kFortunesDir);
   const size_t total = t.train.size() + t.val.size();
   CHECK(total > 1000000);
   CHECK(t.train.size() == total * 9 / 10);

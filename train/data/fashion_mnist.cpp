@@ -174,15 +174,17 @@ ImageSet subset(const ImageSet& from, const std::vector<int64_t>& idx, int64_t b
 
 }  // namespace
 
-FashionMnist load_fashion_mnist(const std::string& dir, int64_t val_size, uint64_t split_seed) {
+FashionMnist load_fashion_mnist(const std::string& dir, int64_t val_size, uint64_t split_seed, int64_t train_images) {
   ImageSet all = load_pair(dir, "train");
   FashionMnist d;
   d.test = load_pair(dir, "t10k");
   const int64_t n = all.size();
   NL_CHECK(val_size > 0 && val_size < n, "--val-size must lie in [1, ", n - 1, "] (", n,
            " training images), got ", val_size);
+  NL_CHECK(train_images == -1 || (train_images >= 1 && train_images <= n - val_size), "--train-images must be -1 "
+           "(all) or lie in [1, ", n - val_size, "] (the training images left after --val-size), got ", train_images);
   std::vector<int64_t> perm = Generator(split_seed).permutation(n);
-  d.train = subset(all, perm, 0, n - val_size);
+  d.train = subset(all, perm, 0, train_images == -1 ? n - val_size : train_images);
   d.val = subset(all, perm, n - val_size, n);
 
   // mean and standard deviation of the training split's pixels in [0, 1], in double

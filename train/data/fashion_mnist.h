@@ -53,9 +53,11 @@ struct FashionMnist {
 // Reads {train,t10k}-{images-idx3,labels-idx1}-ubyte.gz from dir. The validation split
 // is the last val_size images of a permutation of the training images drawn from
 // split_seed (0 < val_size < training images); the rest, in that permuted order, is
-// the training split. Images must be 28 x 28 and each file pair must agree in count.
+// the training split, of which train_images >= 1 keeps only the first (a random subset
+// of that size; -1 keeps all). Images must be 28 x 28 and each file pair must agree in
+// count.
 FashionMnist load_fashion_mnist(const std::string& dir = kFashionMnistDir, int64_t val_size = 5000,
-                                uint64_t split_seed = 1);
+                                uint64_t split_seed = 1, int64_t train_images = -1);
 
 struct AugmentConfig {
   int crop_pad = 0;    // random crop with padding: shift by up to +-crop_pad pixels, zeros (background) fill in

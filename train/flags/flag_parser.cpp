@@ -22,6 +22,32 @@ namespace {
 
 enum class Kind { Integer, Real, Text, Toggle, Number };  // Number: a custom flag recorded as a number when it is one
 
+// Whether s is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF):
+// config.json records every value as JSON text, which holds UTF-8 only.
+bool valid_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned c = p[i];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
 }  // namespace
 
 int64_t flag_integer(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
@@ -344,6 +370,10 @@ bool FlagParser::parse(const std::vector<std::string>& given_args) {
         return false;
       }
   }
+  for (size_t i = 0; i < given_args.size(); ++i)
+    NL_CHECK(valid_utf8(given_args[i]), "argument ", i + 1,
+             i > 0 && given_args[i - 1].rfind("--", 0) == 0 ? " (after " + given_args[i - 1] + ")" : std::string(),
+             " is not valid UTF-8 text: every value is recorded in config.json, which holds UTF-8 only");
   std::vector<std::string> args = m.expand_implied(m.expand_config(given_args));
   // CLI11 would take `--quiet=1`; a switch has no value to give
   for (const std::string& a : args) {

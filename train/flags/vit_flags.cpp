@@ -21,6 +21,8 @@ void add_vit_run_flags(FlagParser& p, ViTRunConfig& c) {
   add_data_flag(p, c.data_dir, "the gzipped Fashion-MNIST IDX files");
   p.integer("--split-seed", c.split_seed, 0, INT64_MAX, "seed of the permutation that picks the validation images");
   p.integer("--val-size", c.val_size, 1, kMaxBatch * 64, "training images held out for validation");
+  p.integer("--train-images", c.train_images, -1, kMaxBatch * 64,
+            "train on only this many of the training images, a seeded random subset (-1: all)");
   p.integer("--crop-pad", c.augment.crop_pad, 0, 8, "augmentation: random crop with this much zero padding (0: off)");
   p.toggle("--flip", c.augment.flip, "augmentation: random horizontal flips");
   p.integer("--eval-batch", c.eval_batch, 1, kMaxBatch, "images per evaluation batch", FlagRole::Setting);

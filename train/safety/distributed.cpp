@@ -213,6 +213,25 @@ void barrier() {
 #endif
 }
 
+std::vector<std::string> gather_strings(const std::string& text) {
+  if (g_size == 1) return {text};
+  std::vector<std::string> out;
+#ifdef NL_MPI
+  const int length = (int)text.size();
+  std::vector<int> lengths(g_rank == 0 ? g_size : 0), offsets;
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (g_rank == 0) {
+    int total = 0;
+    for (int l : lengths) offsets.push_back(total), total += l;
+    all.resize((size_t)total);
+  }
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  for (int r = 0; r < (int)lengths.size(); ++r) out.push_back(all.substr((size_t)offsets[r], (size_t)lengths[r]));
+#endif
+  return out;
+}
+
 double allreduce_seconds() { return g_allreduce_s; }
 
 void set_collective_timeout(double seconds) { g_timeout_s = seconds; }

@@ -9,6 +9,7 @@
 // waited in one collective longer than the timeout (set_collective_timeout).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "tensor/tensor.h"
 
@@ -37,6 +38,11 @@ int allreduce_max(int value);
 // In place: every rank's buffer becomes root's.
 void broadcast(Tensor& buffer, int root = 0);
 void barrier();
+
+// Every rank's `text`, in rank order, on the lead rank (an empty list on the others):
+// how a study's ranks hand their cells' results to rank 0. No watchdog: ranks finish
+// their share of a study at different times.
+std::vector<std::string> gather_strings(const std::string& text);
 
 double allreduce_seconds();  // wall time spent in allreduce_mean(Tensor&) so far
 

@@ -17,6 +17,7 @@ struct ViTRunConfig : TrainConfig {
   double epochs = 12;
   uint64_t split_seed = 1;    // which training images form the validation split
   int64_t val_size = 5000;
+  int64_t train_images = -1;  // train on only the first N of the training split (-1: all)
   AugmentConfig augment;
   int64_t eval_batch = 500;   // images per evaluation batch
   std::string data_dir = kFashionMnistDir;

@@ -1,0 +1,23 @@
+// A run of a study as the command line names it: "label=FLAGS" (FLAGS split at spaces,
+// e.g. "pre+bhyt=--block pre --norm bhyt"), or a bare name, which is a recipe
+// (train_gpt --list-recipes): label NAME, flags --recipe NAME. The label names the
+// run's folder and its rows in the report.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace nl {
+
+struct RunSpec {
+  std::string label;
+  std::vector<std::string> args;
+};
+
+// Throws naming the spec when the label is empty or not a plain folder name.
+RunSpec parse_run_spec(const std::string& text);
+std::vector<RunSpec> parse_run_specs(const std::vector<std::string>& texts);
+
+// "label=--a 1 --b": the spec as parse_run_spec reads it back.
+std::string spec_text(const RunSpec& spec);
+
+}  // namespace nl

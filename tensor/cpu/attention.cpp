@@ -1,0 +1,496 @@
+// Fused attention, forward and backward (declared with its shapes in tensor/ops.h):
+// the flash-attention algorithm, block-wise over keys with an online softmax, so that
+// no (T, S) matrix of scores or probabilities ever exists.
+//
+// Queries and keys of one (batch, head) are cut into tiles of kTile rows.
+// Forward, per query tile: a running row maximum m, a running sum l of exp(s - m) and an
+// unnormalised output O. Each key tile's scores s = scale q.k raise m where they exceed
+// it (O and l are first rescaled by exp(m_old - m_new)), then exp(s - m) is added to l
+// and exp(s - m) v to O. At the end out = O / l and lse = m + log l: only out and lse
+// are kept, O(T hd) memory instead of O(T S).
+// Backward: the probabilities are recomputed per (query tile, key tile) pair from lse,
+// P = exp(s - lse); the formulas are above attention_backward.
+// Causal: a key tile that lies wholly after a query tile's last visible key is never
+// computed; on a tile pair that crosses the diagonal only the visible part is computed
+// (in blocks of 4 rows) and masked.
+//
+// Scores are computed transposed, St = K Q^T (one row per key, one column per query of
+// the tile), so that the softmax statistics of a query tile are vector operations across
+// its query rows, and each query's running sum adds its keys one at a time in key order.
+//
+// Inner products (product() below): one cblas_sgemm call per product of a tile pair that
+// is wholly visible, register-blocked SIMD loops that skip the masked part on a pair that
+// crosses the causal diagonal; the measurements that chose this are above product().
+//
+// Threads: one OpenMP parallel region per call. The forward's work items are
+// (batch, head, query tile). The backward's are (batch, head) pairs, each doing all of
+// its head's gradients in one pass, when there are at least as many pairs as threads;
+// with fewer pairs, a first loop over (batch, head, key tile) makes dk and dv and a
+// second over (batch, head, query tile) makes dq, which recomputes the probabilities
+// once more but keeps every thread busy. Every gradient element is summed by one thread,
+// in the same order on both paths (dk, dv over query tiles in order; dq over key tiles
+// in order), with no atomics: the results are the same bits for any thread count.
+#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+
+#include "tensor/attention_shapes.h"
+#include "tensor/cpu/check.h"
+#include "tensor/cpu/fast_math.h"
+#include "tensor/cuda/kernels.h"
+#include "tensor/dispatch.h"
+#include "tensor/ops.h"
+#include "tensor/threads.h"
+
+namespace nl {
+namespace {
+
+constexpr int64_t kTile = 64;  // query rows and keys per tile
+constexpr int kRowBlock = 4;   // output rows whose accumulators the inner loops keep in registers
+
+// ---- inner products: out (rows x n) = or += x (rows x depth) @ m (depth x n). x(a, k)
+// sits at x[a * xa + k * xk] with xk == 1 (x stored row by row) or xa == 1 (stored
+// transposed), so that one product reads a tile either way round; m has row stride
+// ldm, out row stride ldo.
+
+// The SIMD loops: kRows rows and kWidth columns (a power of two), the rows x width
+// accumulators in registers, each row of m loaded once for all the rows.
+template <int kRows, int kWidth, bool kAdd>
+inline void product_block(int64_t depth, const float* x, int64_t xa, int64_t xk, const float* m, int64_t ldm,
+                          float* out, int64_t ldo) {
+  float acc[kRows][kWidth];
+  for (int a = 0; a < kRows; ++a)
+#pragma omp simd
+    for (int j = 0; j < kWidth; ++j) acc[a][j] = kAdd ? out[a * ldo + j] : 0.0f;
+  for (int64_t k = 0; k < depth; ++k) {
+    const float* mk = m + k * ldm;
+    for (int a = 0; a < kRows; ++a) {
+      const float xv = x[a * xa + k * xk];
+#pragma omp simd
+      for (int j = 0; j < kWidth; ++j) acc[a][j] += xv * mk[j];
+    }
+  }
+  for (int a = 0; a < kRows; ++a)
+#pragma omp simd
+    for (int j = 0; j < kWidth; ++j) out[a * ldo + j] = acc[a][j];
+}
+
+// Columns in blocks of kWidth, what is left in blocks of half that width, and so on down
+// to 1: head dims such as 12 or 8 stay vectorised.
+template <int kRows, int kWidth, bool kAdd>
+void product_rows(int64_t n, int64_t depth, const float* x, int64_t xa, int64_t xk, const float* m, int64_t ldm,
+                  float* out, int64_t ldo) {
+  int64_t j = 0;
+  for (; j + kWidth <= n; j += kWidth) product_block<kRows, kWidth, kAdd>(depth, x, xa, xk, m + j, ldm, out + j, ldo);
+  if constexpr (kWidth > 1)
+    if (j < n) product_rows<kRows, kWidth / 2, kAdd>(n - j, depth, x, xa, xk, m + j, ldm, out + j, ldo);
+}
+
+// Which part of a product a tile pair needs. Query r of the pair sees key c when
+// r >= first + c (Geometry::first_row); on a pair that crosses the causal diagonal the
+// other entries are masked, and the product skips them a block of kRowBlock rows at a
+// time:
+//   kQueryRowsKeyDepth     rows are queries, depth keys: rows a.. need keys c < a + kRowBlock - first;
+//   kKeyRowsQueryDepth     rows are keys, depth queries: keys a.. need queries r >= first + a;
+//   kKeyRowsQueryColumns   rows are keys, columns queries: keys a.. need the columns from
+//                          first + a rounded down to a vector; the columns before are left
+//                          as they were (the caller overwrites them with the mask).
+// Entries inside a block that one of its rows may not see are masked to 0 by the caller.
+enum class Band { kQueryRowsKeyDepth, kKeyRowsQueryDepth, kKeyRowsQueryColumns };
+
+// A pair wholly below the diagonal (or without a mask) is one cblas_sgemm call; a pair
+// that crosses it, SIMD loops over the visible part. Measured on the kernels alone
+// (attention_forward + attention_backward, causal unless said, contiguous inputs, one
+// thread, best of 5 runs taken in turn, load average 3.5), with every product through
+// the SIMD loops / through sgemm / split as here,
+// tiny heads (B 16, H 4, hd 32) at T = 64:  1.41 / 1.60 / 1.42 ms (every pair is diagonal);
+//                                  T = 256: 18.5 / 16.6 / 15.8 ms;
+// small heads (B 8, H 6, hd 64)   at T = 256: 23.3 / 21.5 / 20.5 ms;
+//                                  T = 1024: 326 / 268 / 275 ms;
+// ViT heads (B 128, H 4, hd 12, not causal) at T = 17: 3.31 / 1.45 / 1.45 ms.
+// On a full tile OpenBLAS's packed kernel beats the loops (which GCC feeds with one load
+// per FMA); on a diagonal one the loops win by skipping the masked half, which sgemm
+// cannot. (The loops had the same column blocks down to 16 and a scalar tail then.)
+template <bool kAdd>
+void product(int64_t rows, int64_t n, int64_t depth, const float* x, int64_t xa, int64_t xk, const float* m,
+             int64_t ldm, float* out, int64_t ldo, Band band, int64_t first) {
+  if (rows == 0 || n == 0 || depth == 0) return;
+  const int64_t keys = band == Band::kQueryRowsKeyDepth ? depth : rows;
+  if (first + keys - 1 <= 0) {  // query 0 of the pair sees its last key: nothing is masked
+    const bool by_rows = xk == 1;
+    cblas_sgemm(CblasRowMajor, by_rows ? CblasNoTrans : CblasTrans, CblasNoTrans, (int)rows, (int)n, (int)depth,
+                1.0f, x, (int)(by_rows ? xa : xk), m, (int)ldm, kAdd ? 1.0f : 0.0f, out, (int)ldo);
+    return;
+  }
+  for (int64_t a = 0; a < rows; a += kRowBlock) {
+    const int64_t r = std::min<int64_t>(kRowBlock, rows - a);
+    int64_t k0 = 0, k1 = depth, j0 = 0;
+    if (band == Band::kQueryRowsKeyDepth) k1 = std::clamp<int64_t>(a + r - first, 0, depth);
+    if (band == Band::kKeyRowsQueryDepth) k0 = std::clamp<int64_t>(first + a, 0, depth);
+    if (band == Band::kKeyRowsQueryColumns) j0 = std::clamp<int64_t>(first + a, 0, n) / 16 * 16;
+    if (k1 <= k0 || j0 >= n) continue;  // the block sees nothing of this tile
+    const float* xb = x + a * xa + k0 * xk;
+    const float* mb = m + k0 * ldm + j0;
+    float* ob = out + a * ldo + j0;
+    static_assert(kRowBlock == 4, "one case per block height");
+    switch (r) {
+      case 4: product_rows<4, 64, kAdd>(n - j0, k1 - k0, xb, xa, xk, mb, ldm, ob, ldo); break;
+      case 3: product_rows<3, 64, kAdd>(n - j0, k1 - k0, xb, xa, xk, mb, ldm, ob, ldo); break;
+      case 2: product_rows<2, 64, kAdd>(n - j0, k1 - k0, xb, xa, xk, mb, ldm, ob, ldo); break;
+      default: product_rows<1, 64, kAdd>(n - j0, k1 - k0, xb, xa, xk, mb, ldm, ob, ldo); break;
+    }
+  }
+}
+
+// ---- operands and geometry
+
+// A (B, H, rows, hd) operand as the kernels read it: row r of head (b, h) starts at
+// rows(b, h) + r * row_stride, and its hd values are contiguous. Strided views with a
+// contiguous head dim and rows that do not overlap (the qkv projection's head views, a
+// slice of a key/value cache) are read in place, as sgemm can; anything else is copied once.
+struct HeadRows {
+  Tensor keep;  // holds the storage (the copy, when one was made)
+  const float* base;
+  int64_t batch_stride, head_stride, row_stride;
+  const float* rows(int64_t b, int64_t h) const { return base + b * batch_stride + h * head_stride; }
+};
+
+HeadRows head_rows(const Tensor& t) {
+  const int64_t rows = t.size(2), hd = t.size(3);
+  const bool in_place = (hd == 1 || t.strides()[3] == 1) && (rows == 1 || t.strides()[2] >= hd);
+  const Tensor c = in_place ? t : t.contiguous();
+  // a single row's stride is never followed; sgemm still wants it at least hd
+  return {c, c.data(), c.strides()[0], c.strides()[1], rows == 1 ? hd : c.strides()[2]};
+}
+
+struct Geometry {
+  int64_t B, H, T, S, hd;
+  float scale;
+  bool causal;
+  int64_t query_tiles() const { return (T + kTile - 1) / kTile; }
+  int64_t key_tiles() const { return (S + kTile - 1) / kTile; }
+  // Query row i sits at position i + S - T: causal, it sees keys 0 .. i + S - T.
+  int64_t last_key(int64_t i) const { return causal ? i + S - T : S - 1; }
+  // Key tiles a query tile of `rows` rows from i0 sees: 0 .. this - 1.
+  int64_t key_tiles_seen(int64_t i0, int64_t rows) const { return last_key(i0 + rows - 1) / kTile + 1; }
+  // The first query tile with a row that sees key j0.
+  int64_t first_query_tile(int64_t j0) const { return causal ? std::max<int64_t>(0, j0 - (S - T)) / kTile : 0; }
+  // Query row r of the tile at i0 sees key c of the tile at j0 when r >= first_row(...) + c.
+  int64_t first_row(int64_t i0, int64_t j0) const { return causal ? j0 - (S - T) - i0 : -kTile; }
+  bool parallel() const { return B * H * T * S * hd > kParallelGrain; }
+};
+
+Geometry check_inputs(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                      bool causal) {
+  check_cpu_f32(op, q);
+  check_cpu_f32(op, k);
+  check_cpu_f32(op, v);
+  const AttentionShape s = check_attention_shapes(op, q, k, v, causal);
+  return {s.B, s.H, s.T, s.S, s.hd, scale, causal};
+}
+
+int thread_index() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+// Per-thread scratch in one tensor from the caching allocator, slices 64-byte aligned.
+struct Scratch {
+  Scratch(int threads, int64_t floats_per_thread)
+      : stride((floats_per_thread + 15) / 16 * 16), buffer(Tensor::empty({threads * stride})) {}
+  float* mine() const { return buffer.data() + thread_index() * stride; }
+  int64_t stride;
+  Tensor buffer;
+};
+
+// dst (hd x kTile) = the rows x hd block at src (row stride rs) transposed; the columns
+// past `rows` are zero.
+void transpose_tile(const float* src, int64_t rs, int64_t rows, int64_t hd, float* dst) {
+  for (int64_t d = 0; d < hd; ++d) {
+    float* col = dst + d * kTile;
+    for (int64_t r = 0; r < rows; ++r) col[r] = src[r * rs + d];
+    for (int64_t r = rows; r < kTile; ++r) col[r] = 0.0f;
+  }
+}
+
+// The vector width the score columns of a query tile of `rows` queries are computed to.
+int64_t score_columns(int64_t rows) { return std::min(kTile, (rows + 15) / 16 * 16); }
+
+// ---- forward
+
+// One query tile of one head: rows queries from i0.
+void forward_tile(const Geometry& g, const HeadRows& q, const HeadRows& k, const HeadRows& v, int64_t b,
+                  int64_t h, int64_t i0, float* out, float* lse, float* scratch) {
+  const int64_t rows = std::min(kTile, g.T - i0), cols = score_columns(rows), hd = g.hd;
+  float* qt = scratch;                 // (hd, kTile): the query tile transposed
+  float* st = qt + hd * kTile;         // (kTile, kTile): scores, then probabilities, one row per key
+  float* m = st + kTile * kTile;       // (kTile) running maximum per query
+  float* l = m + kTile;                // (kTile) running sum of exp(s - m)
+  float* grown = l + kTile;            // (kTile) the new maximum, then the factor exp(m_old - m_new)
+  const float *kh = k.rows(b, h), *vh = v.rows(b, h);
+  transpose_tile(q.rows(b, h) + i0 * q.row_stride, q.row_stride, rows, hd, qt);
+  float* o = out + i0 * hd;  // (rows, hd): the unnormalised output, in place
+  std::fill(o, o + rows * hd, 0.0f);
+  std::fill(m, m + kTile, -INFINITY);
+  std::fill(l, l + kTile, 0.0f);
+  const int64_t tiles = g.key_tiles_seen(i0, rows);
+  for (int64_t kt = 0; kt < tiles; ++kt) {
+    const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0), first = g.first_row(i0, j0);
+    product<false>(keys, cols, hd, kh + j0 * k.row_stride, k.row_stride, 1, qt, kTile, st, kTile,
+                   Band::kKeyRowsQueryColumns, first);
+    // scale, -inf for the keys a query may not see, and the new maximum; the first key
+    // tile holds key 0, which every query sees, so every maximum is finite from it on
+#pragma omp simd
+    for (int64_t r = 0; r < cols; ++r) grown[r] = m[r];
+    for (int64_t c = 0; c < keys; ++c) {
+      float* sc = st + c * kTile;
+      const int64_t rmin = first + c;
+#pragma omp simd
+      for (int64_t r = 0; r < cols; ++r) {
+        const float s = r < rmin ? -INFINITY : sc[r] * g.scale;
+        sc[r] = s;
+        grown[r] = s > grown[r] ? s : grown[r];
+      }
+    }
+#pragma omp simd
+    for (int64_t r = 0; r < cols; ++r) {
+      const float rescale = fast::exp(m[r] - grown[r]);  // 0 on the first tile (m = -inf)
+      m[r] = grown[r];
+      l[r] *= rescale;
+      grown[r] = rescale;
+    }
+    for (int64_t c = 0; c < keys; ++c) {
+      float* sc = st + c * kTile;
+#pragma omp simd
+      for (int64_t r = 0; r < cols; ++r) {
+        const float p = fast::exp(sc[r] - m[r]);
+        sc[r] = p;
+        l[r] += p;
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      float* orow = o + r * hd;
+      const float rescale = grown[r];
+#pragma omp simd
+      for (int64_t d = 0; d < hd; ++d) orow[d] *= rescale;
+    }
+    // O (rows x hd) += P (query r, key c at st[c * kTile + r]) @ V (keys x hd)
+    product<true>(rows, hd, keys, st, 1, kTile, vh + j0 * v.row_stride, v.row_stride, o, hd,
+                  Band::kQueryRowsKeyDepth, first);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    float* orow = o + r * hd;
+    const float inv = 1.0f / l[r];
+#pragma omp simd
+    for (int64_t d = 0; d < hd; ++d) orow[d] *= inv;
+    lse[i0 + r] = m[r] + std::log(l[r]);
+  }
+}
+
+// ---- backward
+
+// A query tile as the backward reads it: q and dout transposed, and per query its lse
+// and D = dout . out.
+struct QueryTile {
+  explicit QueryTile(int64_t hd, float* scratch)
+      : qt(scratch), dot(qt + hd * kTile), lse(dot + hd * kTile), delta(lse + kTile) {}
+  static int64_t floats(int64_t hd) { return 2 * hd * kTile + 2 * kTile; }
+  float *qt, *dot, *lse, *delta;
+  int64_t i0 = 0, rows = 0, cols = 0;
+};
+
+struct BackwardInputs {
+  HeadRows q, k, v, dout;
+  const float* out;  // (B, H, T, hd), contiguous
+  const float* lse;  // (B, H, T)
+};
+
+void load_query_tile(const Geometry& g, const BackwardInputs& in, int64_t b, int64_t h, int64_t i0, QueryTile& tile) {
+  const int64_t hd = g.hd, head = b * g.H + h, rows = std::min(kTile, g.T - i0);
+  tile.i0 = i0;
+  tile.rows = rows;
+  tile.cols = score_columns(rows);
+  const float* dout = in.dout.rows(b, h) + i0 * in.dout.row_stride;
+  const float* out = in.out + (head * g.T + i0) * hd;
+  transpose_tile(in.q.rows(b, h) + i0 * in.q.row_stride, in.q.row_stride, rows, hd, tile.qt);
+  transpose_tile(dout, in.dout.row_stride, rows, hd, tile.dot);
+  for (int64_t r = 0; r < kTile; ++r) {
+    float dot = 0.0f;
+    if (r < rows) {
+      const float *gr = dout + r * in.dout.row_stride, *orow = out + r * hd;
+#pragma omp simd reduction(+ : dot)
+      for (int64_t d = 0; d < hd; ++d) dot += gr[d] * orow[d];
+    }
+    tile.delta[r] = dot;
+    tile.lse[r] = r < rows ? in.lse[head * g.T + i0 + r] : INFINITY;  // probability 0 past the rows
+  }
+}
+
+// For the key tile at j0 (keys rows) against a loaded query tile, one row per key:
+//   pt  = P^T, P = exp(scale q k^T - lse), 0 where masked
+//   dst = dS^T, dS = scale * P * (dout v^T - D), 0 where masked
+void tile_probabilities(const Geometry& g, const BackwardInputs& in, int64_t b, int64_t h, int64_t j0,
+                        int64_t keys, const QueryTile& tile, float* pt, float* dst) {
+  const int64_t hd = g.hd, cols = tile.cols, first = g.first_row(tile.i0, j0);
+  product<false>(keys, cols, hd, in.k.rows(b, h) + j0 * in.k.row_stride, in.k.row_stride, 1, tile.qt, kTile, pt,
+                 kTile, Band::kKeyRowsQueryColumns, first);
+  product<false>(keys, cols, hd, in.v.rows(b, h) + j0 * in.v.row_stride, in.v.row_stride, 1, tile.dot, kTile, dst,
+                 kTile, Band::kKeyRowsQueryColumns, first);
+  for (int64_t c = 0; c < keys; ++c) {
+    float *pc = pt + c * kTile, *dc = dst + c * kTile;
+    const int64_t rmin = first + c;
+#pragma omp simd
+    for (int64_t r = 0; r < cols; ++r) {
+      const float p = fast::exp(pc[r] * g.scale - tile.lse[r]);
+      pc[r] = r < rmin ? 0.0f : p;
+      dc[r] = r < rmin ? 0.0f : g.scale * p * (dc[r] - tile.delta[r]);
+    }
+  }
+}
+
+// dv and dk of the key tile at j0 (rows of dv_rows / dk_rows, row stride hd) += this
+// query tile's share:  dv += P^T dout,  dk += dS^T q
+void add_key_grads(const Geometry& g, const BackwardInputs& in, int64_t b, int64_t h, int64_t j0, int64_t keys,
+                   const QueryTile& tile, const float* pt, const float* dst, float* dk_rows, float* dv_rows) {
+  const HeadRows &q = in.q, &dout = in.dout;
+  const int64_t i0 = tile.i0, first = g.first_row(i0, j0);
+  product<true>(keys, g.hd, tile.rows, pt, kTile, 1, dout.rows(b, h) + i0 * dout.row_stride, dout.row_stride,
+                dv_rows, g.hd, Band::kKeyRowsQueryDepth, first);
+  product<true>(keys, g.hd, tile.rows, dst, kTile, 1, q.rows(b, h) + i0 * q.row_stride, q.row_stride, dk_rows,
+                g.hd, Band::kKeyRowsQueryDepth, first);
+}
+
+// dq of the query tile (rows x hd at dq_rows) += dS k for the key tile at j0
+void add_query_grads(const Geometry& g, const BackwardInputs& in, int64_t b, int64_t h, int64_t j0, int64_t keys,
+                     const QueryTile& tile, const float* dst, float* dq_rows) {
+  product<true>(tile.rows, g.hd, keys, dst, 1, kTile, in.k.rows(b, h) + j0 * in.k.row_stride, in.k.row_stride,
+                dq_rows, g.hd, Band::kQueryRowsKeyDepth, g.first_row(tile.i0, j0));
+}
+
+}  // namespace
+
+// q (B, H, T, hd), k (B, H, S, hd), v (B, H, S, hd) -> out (B, H, T, hd), lse (B, H, T)
+//   s_ij = scale q_i . k_j (j visible to i),  lse_i = log sum_j exp(s_ij),
+//   out_i = sum_j exp(s_ij - lse_i) v_j
+AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, float scale,
+                                   bool causal) {
+  if (on_cuda("attention_forward", {&q_in, &k_in, &v_in}))
+    return cuda::attention_forward(q_in, k_in, v_in, scale, causal);
+  const Geometry g = check_inputs("attention_forward", q_in, k_in, v_in, scale, causal);
+  AttentionForward result{Tensor::empty({g.B, g.H, g.T, g.hd}), Tensor::empty({g.B, g.H, g.T})};
+  if (g.T == 0 || g.B * g.H == 0) return result;
+  const HeadRows q = head_rows(q_in), k = head_rows(k_in), v = head_rows(v_in);
+  const int threads = num_threads();
+  const Scratch scratch(threads, g.hd * kTile + kTile * kTile + 3 * kTile);
+  float *out = result.out.data(), *lse = result.lse.data();
+  const int64_t tiles = g.query_tiles(), items = g.B * g.H * tiles;
+#pragma omp parallel num_threads(threads) if (g.parallel())
+  {
+    float* mine = scratch.mine();
+#pragma omp for schedule(dynamic)
+    for (int64_t item = 0; item < items; ++item) {
+      const int64_t head = item / tiles, b = head / g.H, h = head % g.H;
+      forward_tile(g, q, k, v, b, h, (item % tiles) * kTile, out + head * g.T * g.hd, lse + head * g.T, mine);
+    }
+  }
+  return result;
+}
+
+// With P_ij = exp(s_ij - lse_i), s_ij = scale q_i . k_j, and g = dL/dout:
+//   dv_j = sum_i P_ij g_i
+//   dP_ij = g_i . v_j
+//   dS_ij = P_ij (dP_ij - D_i),  D_i = sum_j P_ij dP_ij = g_i . out_i   (the softmax
+//           backward; D from the saved output instead of a sum over the keys)
+//   dq_i = scale sum_j dS_ij k_j,   dk_j = scale sum_i dS_ij q_i
+// Masked pairs have P = 0, so they add nothing to any of these sums.
+AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                                  const Tensor& out, const Tensor& lse, float scale, bool causal) {
+  if (on_cuda("attention_backward", {&dout, &q_in, &k_in, &v_in, &out, &lse}))
+    return cuda::attention_backward(dout, q_in, k_in, v_in, out, lse, scale, causal);
+  const char* op = "attention_backward";
+  const Geometry g = check_inputs(op, q_in, k_in, v_in, scale, causal);
+  check_cpu_f32(op, dout);
+  check_cpu_f32(op, out);
+  check_cpu_f32(op, lse);
+  check_attention_grad_shapes(op, {g.B, g.H, g.T, g.S, g.hd}, q_in, dout, out, lse);
+  AttentionGrads grads{Tensor::empty(q_in.shape()), Tensor::empty(k_in.shape()), Tensor::empty(v_in.shape())};
+  if (g.B * g.H == 0) return grads;
+  if (g.T == 0) {
+    grads.dk.fill_(0.0f);
+    grads.dv.fill_(0.0f);
+    return grads;
+  }
+  const Tensor out_c = out.contiguous(), lse_c = lse.contiguous();
+  const BackwardInputs in{head_rows(q_in), head_rows(k_in), head_rows(v_in), head_rows(dout), out_c.data(),
+                          lse_c.data()};
+  const int threads = num_threads();
+  const Scratch scratch(threads, QueryTile::floats(g.hd) + 2 * kTile * kTile);
+  const int64_t hd = g.hd, heads = g.B * g.H, qtiles = g.query_tiles(), ktiles = g.key_tiles();
+  float *dq = grads.dq.data(), *dk = grads.dk.data(), *dv = grads.dv.data();
+  const bool per_head = heads >= threads;
+#pragma omp parallel num_threads(threads) if (g.parallel())
+  {
+    float* mine = scratch.mine();
+    QueryTile tile(hd, mine);
+    float* pt = mine + QueryTile::floats(hd);  // (kTile, kTile) P^T of a tile pair
+    float* dst = pt + kTile * kTile;           // (kTile, kTile) dS^T
+    if (per_head) {
+#pragma omp for schedule(dynamic)
+      for (int64_t head = 0; head < heads; ++head) {
+        const int64_t b = head / g.H, h = head % g.H;
+        float *dqh = dq + head * g.T * hd, *dkh = dk + head * g.S * hd, *dvh = dv + head * g.S * hd;
+        std::fill(dkh, dkh + g.S * hd, 0.0f);
+        std::fill(dvh, dvh + g.S * hd, 0.0f);
+        for (int64_t qt = 0; qt < qtiles; ++qt) {
+          load_query_tile(g, in, b, h, qt * kTile, tile);
+          float* dqi = dqh + tile.i0 * hd;
+          std::fill(dqi, dqi + tile.rows * hd, 0.0f);
+          const int64_t seen = g.key_tiles_seen(tile.i0, tile.rows);
+          for (int64_t kt = 0; kt < seen; ++kt) {
+            const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0);
+            tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
+            add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkh + j0 * hd, dvh + j0 * hd);
+            add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi);
+          }
+        }
+      }
+    } else {
+#pragma omp for schedule(dynamic)
+      for (int64_t item = 0; item < heads * ktiles; ++item) {
+        const int64_t head = item / ktiles, b = head / g.H, h = head % g.H;
+        const int64_t j0 = (item % ktiles) * kTile, keys = std::min(kTile, g.S - j0);
+        float *dkj = dk + (head * g.S + j0) * hd, *dvj = dv + (head * g.S + j0) * hd;
+        std::fill(dkj, dkj + keys * hd, 0.0f);
+        std::fill(dvj, dvj + keys * hd, 0.0f);
+        for (int64_t qt = g.first_query_tile(j0); qt < qtiles; ++qt) {
+          load_query_tile(g, in, b, h, qt * kTile, tile);
+          tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
+          add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkj, dvj);
+        }
+      }
+#pragma omp for schedule(dynamic)
+      for (int64_t item = 0; item < heads * qtiles; ++item) {
+        const int64_t head = item / qtiles, b = head / g.H, h = head % g.H;
+        load_query_tile(g, in, b, h, (item % qtiles) * kTile, tile);
+        float* dqi = dq + (head * g.T + tile.i0) * hd;
+        std::fill(dqi, dqi + tile.rows * hd, 0.0f);
+        const int64_t seen = g.key_tiles_seen(tile.i0, tile.rows);
+        for (int64_t kt = 0; kt < seen; ++kt) {
+          const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0);
+          tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
+          add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi);
+        }
+      }
+    }
+  }
+  return grads;
+}
+
+}  // namespace nl

@@ -1,0 +1,170 @@
+// Tests of the depth study (studies/depth/): its analysis functions on hand-made inputs
+// with known answers, and depth_study run as a program on a tiny grid (the report has
+// every section, --reuse renders the same report without training, bad input is refused
+// before any run).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/depth/depth_analysis.h"
+#include "studies/instruments/act_stats.h"
+#include "tests/needs.h"
+#include "tests/test_files.h"
+
+using namespace nl;
+using namespace nl::test;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+TEST_CASE("depth analysis: growth from the embedding and from block 1", "[depth]") {
+  const std::vector<double> var = {0.001, 0.5, 1.0, 4.0};  // layers 0..3
+  CHECK(growth(var, 0) == Approx(4000.0));
+  CHECK(growth(var, 1) == Approx(8.0));
+  CHECK(std::isnan(growth({0.1, 0.2}, 1)));  // one block: no growth past block 1
+}
+
+TEST_CASE("depth analysis: ranges and the seed-range verdict", "[depth]") {
+  const Range r = range_of({3.0, 1.0, 2.0, 10.0});
+  CHECK(r.median == Approx(2.5));
+  CHECK(r.min == 1.0);
+  CHECK(r.max == 10.0);
+  CHECK(r.n == 4);
+  CHECK(std::isnan(range_of({}).median));
+  CHECK(compare_ranges({1.0, 2.0}, {3.0, 4.0}) == Verdict::Held);
+  CHECK(compare_ranges({3.0, 5.0}, {1.0, 3.0}) == Verdict::NotHeld);  // a's smallest equals b's largest
+  CHECK(compare_ranges({1.0, 3.5}, {3.0, 4.0}) == Verdict::Unclear);
+  CHECK(compare_ranges({}, {1.0}) == Verdict::Unclear);
+  CHECK(all_layers({Verdict::Held, Verdict::Held}) == Verdict::Held);
+  CHECK(all_layers({Verdict::Held, Verdict::Unclear}) == Verdict::Unclear);
+  CHECK(all_layers({Verdict::Held, Verdict::NotHeld, Verdict::Unclear}) == Verdict::NotHeld);
+  CHECK_THAT(verdict_text(Verdict::Held), Contains("held"));
+  CHECK_THAT(verdict_text(Verdict::NotHeld), Contains("did not hold"));
+}
+
+TEST_CASE("depth analysis: LayerNorm Scaling's bound lambda/kappa < 1/sqrt(L)", "[depth]") {
+  // kappa 10, L 16: the bound is 0.25, so lambda below 2.5 holds
+  CHECK(lambda_condition(2.4, 10.0, 16));
+  CHECK_FALSE(lambda_condition(2.6, 10.0, 16));
+  CHECK_FALSE(lambda_condition(-2.6, 10.0, 16));  // |lambda|
+}
+
+TEST_CASE("depth analysis: a run's variances and site-2 pairs are read from its act_stats.csv", "[depth]") {
+  TempDir tmp;
+  const std::string dir = tmp.sub("run");
+  fs::create_directories(dir);
+  std::ofstream out(dir + "/act_stats.csv");
+  out << act_stats_header() << "\n";
+  // two logging points of a 2-block model: resid at layers 0..2, site-2 pairs at layers 0, 1
+  for (int step : {0, 10}) {
+    for (int l = 0; l <= 2; ++l) out << step << "," << l << ",resid,0," << (step + 1) * (l + 1) << ",1,1,,,\n";
+    for (int l = 0; l < 2; ++l) {
+      out << step << "," << l << ",site2_var_approx," << 2.0 * (l + 1) << ",0,1,1,,,\n";
+      out << step << "," << l << ",site2_var_exact," << 4.0 * (l + 1) << ",0,1,1,,,\n";
+    }
+  }
+  out.close();
+  DepthRun run;
+  run.depth = 2;
+  run.kappa = NAN;  // not a BHyT run: no lambdas are read
+  read_depth_run(dir, run);
+  CHECK(run.var_init == std::vector<double>{1, 2, 3});
+  CHECK(run.var_end == std::vector<double>{11, 22, 33});
+  REQUIRE(run.site2.size() == 4);
+  CHECK(site2_ratios(run.site2, 1) == std::vector<double>{0.5, 0.5});
+  CHECK(std::isnan(run.lambda_max));
+}
+
+namespace {
+
+const std::string kStudy = NL_BUILD_DIR "/depth_study";
+const std::string kTiny =
+    "--depths 1,2 --seeds 1,2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 6 --warmup 1 --eval-every 3 "
+    "--eval-batches 1 --act-stats-every 2 --speed-steps 0";
+
+}  // namespace
+
+TEST_CASE("depth_study: a tiny grid writes a report with every claim and table; --reuse renders it again",
+          "[depth][cli][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_fortunes());
+  TempDir tmp;
+  const std::string runs = tmp.sub("runs"), doc = tmp.sub("doc") + "/depth.md";
+  fs::create_directories(tmp.sub("doc"));
+  const RunResult r = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const std::string md = read_bytes(doc);
+  for (const char* needle :
+       {"## Summary: the paper's claims at this scale", "## 1. The residual stream stays flat",
+        "## 2. With lambda/kappa < 1/sqrt(L)", "## 3. The block-level approximation", "| 2 | pre+bhyt |",
+        "| 1 | lns+rms |", "Pearson r", "pre+bhyt-old", "L/0 at end", "L/1 at end", "Regenerate: `build/release/depth_study",
+        "block 1's output", "learnt (seeds)"})
+    CHECK_THAT(md, Contains(needle));
+  CHECK(md.find("{{") == std::string::npos);
+  // each run is an ordinary train_gpt run with its own statistics, config and result
+  for (const char* file : {"act_stats.csv", "config.json", "result.json", "checkpoint.safetensors"})
+    CHECK(fs::exists(runs + "/L2/pre+bhyt/s2/" + std::string(file)));
+  CHECK(fs::exists(runs + "/depth_L2_end.csv"));
+  CHECK(fs::exists(runs + "/results.json"));
+
+  // the same command again trains nothing: every cell's finished run is kept
+  const RunResult again = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
+  REQUIRE(again.code == 0);
+  CHECK_THAT(read_bytes(doc), Contains("(0 trained by") && Contains("28 kept"));
+  // --reuse renders from results.json alone: the same report
+  fs::remove(doc);
+  fs::rename(runs + "/L1", tmp.sub("moved"));  // not read by --reuse
+  const RunResult reused = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc + " --reuse", tmp);
+  INFO("stderr: " << reused.err);
+  REQUIRE(reused.code == 0);
+  CHECK_THAT(read_bytes(doc), Contains("(0 trained by") && Contains("28 kept"));
+}
+
+TEST_CASE("depth_study: bad input is refused before any run, naming the problem", "[depth][cli]") {
+  TempDir tmp;
+  const std::string out = tmp.sub("bad");
+  for (const auto& [flags, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"--variants nolabel=--norm nope", "nope"},
+           {"--variants '=--norm ln'", "plain name"},
+           {"--depths 0", "--depths"},
+           {"--seeds -1", "--seeds"},
+           {"--variants 'a=--bogus 1'", "unknown flag '--bogus'"},
+           {"--variants 'a=--norm ln,a=--norm rms'", "given twice"},
+           {"--doc /nonexistent/dir/depth.md", "--doc"}}) {
+    const RunResult r = run_program(kStudy, kTiny + " --out " + out + " " + flags, tmp);
+    INFO(flags << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(count_lines(r.err) == 1);
+    CHECK_THAT(r.err, Contains(needle));
+    CHECK_FALSE(fs::exists(out));
+  }
+}
+
+TEST_CASE("depth_study under mpirun: the ranks share the grid and the lead writes what one process writes",
+          "[depth][cli][mpi][needs-mpi][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_mpi());
+  REQUIRE_RESOURCE(missing_fortunes());
+  TempDir tmp;
+  const std::string tiny = "--depths 2 --seeds 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --warmup 1 "
+                           "--eval-every 2 --eval-batches 1 --act-stats-every 2 --speed-steps 0";
+  fs::create_directories(tmp.sub("doc"));
+  const RunResult one = run_program(kStudy, tiny + " --out " + tmp.sub("one") + " --doc " + tmp.sub("doc/one.md"), tmp);
+  REQUIRE(one.code == 0);
+  const RunResult two = run_program(mpirun_path(), "--allow-run-as-root --oversubscribe -np 2 " + kMpiDepthStudy + " " +
+                                                       tiny + " --out " + tmp.sub("two") + " --doc " + tmp.sub("doc/two.md"),
+                                    tmp);
+  INFO("stderr: " << two.err);
+  REQUIRE(two.code == 0);
+  const auto a = nlohmann::json::parse(read_bytes(tmp.sub("one/results.json")));
+  const auto b = nlohmann::json::parse(read_bytes(tmp.sub("two/results.json")));
+  REQUIRE(a["runs"].size() == 7);
+  REQUIRE(b["runs"].size() == 7);
+  for (size_t i = 0; i < 7; ++i) {
+    INFO("run " << a["runs"][i]["variant"]);
+    for (const char* key : {"val_loss", "train_loss", "var_end", "site2", "lambda_max"})
+      CHECK(a["runs"][i][key] == b["runs"][i][key]);
+  }
+}
