@@ -39,7 +39,7 @@ double largest_train_difference(const json& results, const std::string& a, const
 // "+1.2 %", "-0.3 %", "0.0 %"; "-" without an ln run to compare with
 std::string relative_text(double percent) {
   if (std::isnan(percent)) return "-";
-  return fmt(percent, std::fabs(percent) < 0.05 ? "%.1f %%" : "%+.1f %%");
+  return std::fabs(percent) < 0.05 ? "0.0 %" : fmt(percent, "%+.1f %%");
 }
 
 void print_table(const std::vector<DemoRow>& rows) {
@@ -158,9 +158,9 @@ std::string render_demo_report(const json& results) {
 
 int compare_norms_main(const std::vector<std::string>& args) {
   FlagParser p("compare_norms",
-               "Train the demo GPT once per run of --runs and compare them (the study behind make demo). Every "
-               "train_gpt flag but --norm and --recipe (which the runs name) is given to every run, before the "
-               "run's own flags.");
+               "Train the demo GPT once per run of --runs and compare them (the study behind make demo). The "
+               "train_gpt flags given here (any but --norm and --recipe, which the runs name) go to every run, "
+               "before the run's own flags.");
   p.omit({"--norm", "--recipe", "--resume", "--stop-after", "--quiet"});
   GPTRunConfig base;
   base.threads = 1;  // runs side by side, one thread each
