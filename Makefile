@@ -6,8 +6,9 @@
 #   make fuzz       libFuzzer on the safetensors, IDX and flag parsers (FUZZ_SECONDS each)
 #   make valgrind   one short training run under valgrind memcheck
 #   make bench      benchmarks (medians and ratios, never pass/fail)
-#   make demo       the main job: train the demo GPT with the five norms and compare them
-#                   (NORMS=ln,mynorm for others, DEMO_FLAGS for a shorter recipe)
+#   make demo       the main job: train the demo GPT with the five norms, and on the papers'
+#                   recipes, and compare them (RUNS=, NORMS=ln,mynorm for others,
+#                   DEMO_FLAGS for a shorter recipe)
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
 #          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
@@ -253,11 +254,12 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BENCHES) $(CLIS)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
-# NORMS=ln,dyt,mynorm picks the norms (default: compare_norms' own five), DEMO_FLAGS adds
-# compare_norms flags (a shorter recipe: "--steps 60 --layers 2"), DEMO_OUT the folder.
+# RUNS="a=--norm ln,dyt-llm" picks the runs (compare_norms --runs; default: its own ten),
+# NORMS=ln,dyt,mynorm the same with bare norms, DEMO_FLAGS adds compare_norms flags (a
+# shorter recipe: "--steps 60 --layers 2"), DEMO_OUT the folder.
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
-	@NORMS="$(NORMS)" DEMO_FLAGS="$(DEMO_FLAGS)" bash scripts/demo.sh $(BUILD)
+	@RUNS="$(RUNS)" NORMS="$(NORMS)" DEMO_FLAGS="$(DEMO_FLAGS)" bash scripts/demo.sh $(BUILD)
 
 demo-vit: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)

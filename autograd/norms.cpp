@@ -79,19 +79,24 @@ Var rms_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
 // y = gamma * t + beta,  t = tanh(alpha * x), elementwise; with a = dL/dy * gamma * (1 - t^2)
 //   dL/dx = alpha * a,  dL/dalpha = sum over all elements of a * x
 //   dL/dgamma = sum over tokens of dL/dy * t,  dL/dbeta = sum over tokens of dL/dy
-// computed by dyt_backward (tensor/cpu/dyt.cpp).
+// computed by dyt_backward (tensor/cpu/dyt.cpp). Without beta (undefined) the node has
+// three inputs, x, alpha and gamma.
 Var dyt(const Var& x, const Var& alpha, const Var& gamma, const Var& beta) {
   const char* op = "dyt";
   check_defined(op, x, "x");
   check_defined(op, alpha, "alpha");
   check_defined(op, gamma, "gamma");
-  check_defined(op, beta, "beta");
+  const bool has_beta = beta.defined();
   Tensor rows = as_rows(x.value(), op), av = alpha.value(), gv = gamma.value().contiguous();
-  Tensor y = dyt_forward(rows, av, gv, beta.value().contiguous());
+  Tensor y = dyt_forward(rows, av, gv, has_beta ? beta.value().contiguous() : Tensor());
   const Shape shape = x.shape();
-  return record(op, y.reshape(shape), {x, alpha, gamma, beta}, [rows, av, gv, shape](const Tensor& g) {
+  std::vector<Var> inputs{x, alpha, gamma};
+  if (has_beta) inputs.push_back(beta);
+  return record(op, y.reshape(shape), inputs, [rows, av, gv, shape, has_beta](const Tensor& g) {
     DyTGrads d = dyt_backward(grad_rows(g, rows), rows, av, gv);
-    return std::vector<Tensor>{d.dx.reshape(shape), d.dalpha.reshape(av.shape()), d.dgamma, d.dbeta};
+    std::vector<Tensor> grads{d.dx.reshape(shape), d.dalpha.reshape(av.shape()), d.dgamma};
+    if (has_beta) grads.push_back(d.dbeta);
+    return grads;
   });
 }
 
@@ -101,21 +106,23 @@ Var dyt(const Var& x, const Var& alpha, const Var& gamma, const Var& beta) {
 //   dD/dx_j    = kappa * (x_j - mu) / (C * sigma) + sign(mu) / C      (sign(0) = 0)
 //   dL/dx_j    = lambda * a_j / D + dL/dD * dD/dx_j
 //   dL/dlambda = sum over tokens of S / D,  dL/dgamma = sum over tokens of dL/dy * tanh(u)
+// Not centred (the released code's form): mu = 0, sigma = (mean(x^2) + eps)^(1/2), so
+//   dD/dx_j    = kappa * x_j / (C * sigma)
 // computed by bhyt_backward (tensor/cpu/bhyt.cpp).
-Var bhyt(const Var& x, const Var& gamma, const Var& lambda, float kappa, float eps) {
+Var bhyt(const Var& x, const Var& gamma, const Var& lambda, float kappa, float eps, bool centred) {
   const char* op = "bhyt";
   check_defined(op, x, "x");
   check_defined(op, gamma, "gamma");
   check_defined(op, lambda, "lambda");
   Tensor rows = as_rows(x.value(), op), gv = gamma.value().contiguous(), lv = lambda.value();
-  BHyTForward fwd = bhyt_forward(rows, gv, lv, kappa, eps);
+  BHyTForward fwd = bhyt_forward(rows, gv, lv, kappa, eps, centred);
   const Shape shape = x.shape();
   Var out = record(op, fwd.y.reshape(shape), {x, gamma, lambda},
-                   [rows, gv, lv, mean = fwd.mean, sigma = fwd.sigma, kappa, shape](const Tensor& g) {
-                     BHyTGrads d = bhyt_backward(grad_rows(g, rows), rows, gv, lv, mean, sigma, kappa);
+                   [rows, gv, lv, mean = fwd.mean, sigma = fwd.sigma, kappa, centred, shape](const Tensor& g) {
+                     BHyTGrads d = bhyt_backward(grad_rows(g, rows), rows, gv, lv, mean, sigma, kappa, centred);
                      return std::vector<Tensor>{d.dx.reshape(shape), d.dgamma, d.dlambda.reshape(lv.shape())};
                    });
-  if (out.node()) out.node()->attrs = {kappa, eps};
+  if (out.node()) out.node()->attrs = {kappa, eps, centred ? 1.0f : 0.0f};
   return out;
 }
 

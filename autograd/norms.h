@@ -11,10 +11,11 @@ namespace nl::ag {
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps = 1e-5f);
 // RMS(x) = gamma * x / sqrt(ms + eps) (+ beta when beta is defined: cbwc's RMSNorm + bias)
 Var rms_norm(const Var& x, const Var& gamma, const Var& beta, float eps = 1e-5f);
-// DyT(x) = gamma * tanh(alpha * x) + beta;  alpha (1)
+// DyT(x) = gamma * tanh(alpha * x) + beta;  alpha (1); no beta when beta is undefined
 Var dyt(const Var& x, const Var& alpha, const Var& gamma, const Var& beta);
-// BHyT*(x) = gamma * tanh(lambda * x / (kappa * sqrt(s^2 + eps) + |mu|));  lambda (1)
-Var bhyt(const Var& x, const Var& gamma, const Var& lambda, float kappa, float eps = 1e-5f);
+// BHyT*(x) = gamma * tanh(lambda * x / (kappa * sqrt(s^2 + eps) + |mu|));  lambda (1).
+// centred = false: the released code's form, gamma * tanh(lambda * x / (kappa * sqrt(mean(x^2) + eps))).
+Var bhyt(const Var& x, const Var& gamma, const Var& lambda, float kappa, float eps = 1e-5f, bool centred = true);
 // gamma * tanh(lambda * x / denom) with one denominator per token, denom (...): BHyT's
 // block-level approximation supplies it from the block input's statistics.
 Var bhyt_with_denom(const Var& x, const Var& denom, const Var& gamma, const Var& lambda);

@@ -69,6 +69,10 @@ Var contiguous(const Var& x);
 Var concat(const std::vector<Var>& parts, int64_t axis);
 std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int64_t axis);
 
+// ---- rotary position embeddings (autograd/rope.cpp): x (B, T, W), the pairs (2i, 2i+1)
+// of each head of head_dim channels in [0, rotated) rotated by (first_position + t) base^(-2i/head_dim)
+Var rope(const Var& x, int64_t head_dim, int64_t rotated, int64_t first_position, float base = 10000.0f);
+
 // ---- masking, dropout, embedding, loss
 Var causal_mask(const Var& scores, float fill = -INFINITY);   // (..., T, S)
 Var dropout(const Var& x, float p, bool training, Generator& gen);

@@ -8,11 +8,13 @@
 namespace nl {
 
 SelfAttention::SelfAttention(int64_t dim_, int64_t heads_, bool causal_, Generator& gen, float proj_std,
-                             bool centred_proj)
-    : dim(dim_), heads(heads_), causal(causal_) {
+                             bool centred_proj, bool bias, bool rope_)
+    : dim(dim_), heads(heads_), causal(causal_), rope(rope_) {
   NL_CHECK(heads > 0 && dim % heads == 0, "attention: dim ", dim, " is not divisible by heads ", heads);
-  qkv = register_module("qkv", std::make_shared<Linear>(dim, 3 * dim, true, gen));
-  proj = register_module("proj", std::make_shared<Linear>(dim, dim, true, gen, proj_std, centred_proj));
+  NL_CHECK(!rope || (dim / heads) % 2 == 0, "attention: rotary embeddings need an even head dimension, got ",
+           dim / heads);
+  qkv = register_module("qkv", std::make_shared<Linear>(dim, 3 * dim, bias, gen));
+  proj = register_module("proj", std::make_shared<Linear>(dim, dim, bias, gen, proj_std, centred_proj));
 }
 
 Var SelfAttention::forward(const Var& x) const {
@@ -20,6 +22,8 @@ Var SelfAttention::forward(const Var& x) const {
            describe(x.value()));
   const int64_t hd = dim / heads;
   Var qkv_out = qkv->forward(x);  // (B, T, 3C)
+  // q and k rotated before the fused core, which never sees positions; v as it is
+  if (rope) qkv_out = ag::rope(qkv_out, hd, 2 * dim, 0, kRopeBase);
   Var y;
   {
     profile::Scope core("attention core");  // head views, the fused attention, merging the heads
@@ -40,7 +44,8 @@ Var SelfAttention::forward_cached(const Var& x, KVCacheLayer& cache, int64_t pas
                S <= cache.k.shape()[2],
            "attention: the cache ", cache.k.defined() ? describe(cache.k) : std::string("(empty)"), " cannot hold ",
            S, " positions of batch ", B);
-  const Tensor qkv_out = qkv->forward(x).value();  // (B, Tn, 3C)
+  Tensor qkv_out = qkv->forward(x).value();  // (B, Tn, 3C)
+  if (rope) qkv_out = rope_forward(qkv_out, hd, 2 * dim, past, kRopeBase);  // at their positions past ..
   auto head_view = [&](int part) {
     return qkv_out.slice(2, part * dim, (part + 1) * dim).reshape({B, Tn, heads, hd}).permute({0, 2, 1, 3});
   };
@@ -76,12 +81,13 @@ void check_mlp_name(const std::string& name) {
   fail("unknown MLP kind '", name, "' (choose one of: gelu, swiglu)");
 }
 
-MLP::MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj, const std::string& kind_) : kind(kind_) {
+MLP::MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj, const std::string& kind_, bool bias)
+    : kind(kind_) {
   check_mlp_name(kind);
   const bool gated = kind == "swiglu";
   hidden = gated ? (8 * dim + 1) / 3 : 4 * dim;
-  fc = register_module("fc", std::make_shared<Linear>(dim, gated ? 2 * hidden : hidden, true, gen));
-  proj = register_module("proj", std::make_shared<Linear>(hidden, dim, true, gen, proj_std, centred_proj));
+  fc = register_module("fc", std::make_shared<Linear>(dim, gated ? 2 * hidden : hidden, bias, gen));
+  proj = register_module("proj", std::make_shared<Linear>(hidden, dim, bias, gen, proj_std, centred_proj));
 }
 
 // swiglu: y = proj(silu(g) * u), [g, u] = fc(x); the gradients reach g through

@@ -9,14 +9,17 @@
 namespace nl {
 
 const std::vector<std::string>& block_names() {
-  static const std::vector<std::string> names = {"pre", "peri", "lns"};
+  static const std::vector<std::string> names = {"pre", "peri", "lns", "llama"};
   return names;
 }
 
 void check_block_name(const std::string& name) {
-  for (const auto& n : block_names())
+  std::string all;
+  for (const auto& n : block_names()) {
     if (n == name) return;
-  fail("unknown block variant '", name, "' (choose one of: pre, peri, lns)");
+    all += (all.empty() ? "" : ", ") + n;
+  }
+  fail("unknown block variant '", name, "' (choose one of: ", all, ")");
 }
 
 const std::vector<std::string>& attention_names() {
@@ -49,17 +52,22 @@ Block::Block(const BlockConfig& c, Generator& gen) : config(c), fro2_cache_(NAN)
   // registration order gives the parameter order: pre's is ln1, attn, ln2, mlp
   ln1 = register_module("ln1", make_norm(c.norm, c.dim, NormPlace::Attention));
   check_attention_name(c.attn);
+  const bool rope = c.variant == "llama";
   if (c.attn == "diff") {
     NL_CHECK(!kind.approximates_site2 && !kind.reports_site2, "block: --attn diff has no BHyT c_attn (", c.norm.name,
              " needs the value and output projections of a standard attention)");
+    // the Differential Attention here is the paper's GPT form: biased linears, learned positions
+    NL_CHECK(c.bias && !rope, "block: --attn diff is built with biases and without rotary embeddings (",
+             rope ? "--block llama" : "--bias off", " is not supported with it)");
     diff_attn = register_module("attn", std::make_shared<DiffAttention>(c.dim, c.heads, c.causal, c.layer, gen,
                                                                         proj_std, cbwc));
   } else {
-    attn = register_module("attn", std::make_shared<SelfAttention>(c.dim, c.heads, c.causal, gen, proj_std, cbwc));
+    attn = register_module("attn", std::make_shared<SelfAttention>(c.dim, c.heads, c.causal, gen, proj_std, cbwc,
+                                                                   c.bias, rope));
   }
   if (peri) ln1_out = register_module("ln1_out", make_norm(c.norm, c.dim, NormPlace::Attention));
   ln2 = register_module("ln2", make_norm(c.norm, c.dim, NormPlace::Mlp));
-  mlp = register_module("mlp", std::make_shared<MLP>(c.dim, gen, proj_std, cbwc, c.mlp));
+  mlp = register_module("mlp", std::make_shared<MLP>(c.dim, gen, proj_std, cbwc, c.mlp, c.bias));
   if (peri) ln2_out = register_module("ln2_out", make_norm(c.norm, c.dim, NormPlace::Mlp));
 }
 
@@ -153,7 +161,7 @@ Var Block::approximated_site2(const Var& x, const Var& h) const {
     probe->record(l, "ln2", y.value());
     probe->record(l, "ln2.bounded_arg", site2.pre_tanh_with_denom(h.value(), s.denom.value()));
     probe->record(l, "site2_var_approx", s.var_approx);
-    probe->record(l, "site2_var_exact", var(h.value(), {-1}, false, 0));
+    probe->record(l, "site2_var_exact", site2.spread2(Var(h.value()), false).value());
   }
   return y;
 }
@@ -164,8 +172,8 @@ void Block::probe_site2_variances(const Tensor& x, const Tensor& h) const {
   const float lambda1 = site1.lambda.value().item();
   const float added = c_attn(x.shape()[1], attn->value_output_frobenius2()) * lambda1 * lambda1 /
                       (site1.kappa * site1.kappa);
-  probe->record(config.layer - 1, "site2_var_approx", add_scalar(var(x, {-1}, false, 0), added));
-  probe->record(config.layer - 1, "site2_var_exact", var(h, {-1}, false, 0));
+  probe->record(config.layer - 1, "site2_var_approx", add_scalar(site1.spread2(Var(x), false).value(), added));
+  probe->record(config.layer - 1, "site2_var_exact", static_cast<const BHyT&>(*ln2).spread2(Var(h), false).value());
 }
 
 }  // namespace nl

@@ -1,7 +1,9 @@
-// A transformer block in one of three variants (NORMS.md, "Block variants"):
+// A transformer block in one of four variants (NORMS.md, "Block variants"):
 //   pre   h = x + Attn(N1(x));           out = h + MLP(N2(h))
 //   peri  h = x + N1o(Attn(N1(x)));      out = h + N2o(MLP(N2(h)))   (Peri-LN)
 //   lns   pre, each norm output of layer l (1-based) times 1/sqrt(l)  (LayerNorm Scaling)
+//   llama pre, with rotary position embeddings on the queries and keys (Llama; the model
+//         around it has no learned positions, nn/gpt.h)
 // Norms: ln1, ln2 (inputs of the branches), ln1_out, ln2_out (peri's output norms), of
 // the kind the registry (nn/norms/registry.h) builds from config.norm for each site.
 //
@@ -10,8 +12,10 @@
 //   c_attn = r ||W_V W_O||_F^2 / (T d)  (no gradient),
 // where r = 1 for pre and r = 1/l for lns: the attention branch is linear in its input at
 // uniform attention, so scaling site 1's output by 1/sqrt(l) scales the variance it adds
-// to the stream by 1/l. ||W_V W_O||_F^2 is cached and recomputed every
-// --bhyt-refresh training forwards (1: every forward). In `peri` the attention output
+// to the stream by 1/l. In BHyT's code form (--bhyt-form code) site 2 follows the same
+// derivation with the mean square of x in place of its variance and no |mu| term
+// (nn/norms/norms.h). ||W_V W_O||_F^2 is cached and recomputed every
+// --bhyt-refresh training forwards (1, or an unresolved auto: every forward). In `peri` the attention output
 // passes through ln1_out before it reaches the stream, which the derivation does not
 // cover: there every site is exact.
 //
@@ -33,7 +37,7 @@
 
 namespace nl {
 
-// The variant names Block accepts ("pre", "peri", "lns"), and a check that throws listing them.
+// The variant names Block accepts ("pre", "peri", "lns", "llama"), and a check that throws listing them.
 const std::vector<std::string>& block_names();
 void check_block_name(const std::string& name);
 
@@ -45,11 +49,12 @@ struct BlockConfig {
   int64_t dim = 128, heads = 4;
   bool causal = true;         // the GPT's; the ViT's attention sees every token
   NormConfig norm;
-  std::string variant = "pre";  // pre | peri | lns
+  std::string variant = "pre";  // pre | peri | lns | llama
   int64_t layer = 1;          // this block's 1-based index in the stack
   int64_t layers = 1;         // the stack's depth: the projections into the stream start at 0.02/sqrt(2 layers)
   std::string mlp = "gelu";   // gelu | swiglu (nn/attention.h)
   std::string attn = "standard";  // standard | diff (attention_names)
+  bool bias = true;           // the attention's and MLP's linears have biases
   float dropout = 0.0f;
   Generator* dropout_gen = nullptr;  // not owned; needed when dropout > 0
 };

@@ -17,9 +17,11 @@ std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& rep, bool weights
   // folding is derived and tested for the plain Pre-LN GPT: an lns model has pre's
   // parameter names, so without these checks it would fold and compute another function
   NL_CHECK(cfg.block == "pre", "fold: block '", cfg.block, "' cannot be folded here (only pre-norm blocks are supported)");
-  NL_CHECK(cfg.mlp == "gelu" && cfg.emb_scale0 == 0.0f && cfg.final_norm.empty(), "fold: the options mlp '", cfg.mlp,
-           "', emb_scale0 ", cfg.emb_scale0, ", final_norm '", cfg.final_norm,
-           "' cannot be folded here (only the plain GPT is supported)");
+  NL_CHECK(cfg.mlp == "gelu" && cfg.emb_scale0 == 0.0f && cfg.final_norm_name() == cfg.norm.name && cfg.bias &&
+               cfg.tied_head,
+           "fold: the options mlp '", cfg.mlp, "', emb_scale0 ", cfg.emb_scale0, ", final_norm '",
+           cfg.final_norm_name(), "', bias ", cfg.bias, ", tied_head ", cfg.tied_head,
+           " cannot be folded here (only the plain GPT is supported)");
   // the plan must be what the cbwc GPT does (nn/gpt.cpp), no more and no less
   const std::set<std::string> expected = check_cbwc_sites("GPT", cfg.norm, cfg.layers, rep);
   std::set<std::string> planned;
@@ -48,6 +50,7 @@ std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& rep, bool weights
 
   GPTConfig folded_cfg = cfg;
   folded_cfg.norm.name = norm_kind(cfg.norm.name).folds_into;
+  folded_cfg.final_norm = "";  // the folded kind's own (cfg's final norm was its blocks' kind)
   Generator unused(0);
   auto folded = std::make_shared<GPT>(folded_cfg, unused);
   load_folded(ln_model, *folded, rep.plan);

@@ -13,35 +13,44 @@ void GPTConfig::validate() const {
   NL_CHECK(vocab > 0 && layers > 0 && dim > 0 && heads > 0 && context > 0,
            "gpt config: vocab, layers, dim, heads and context must be positive");
   NL_CHECK(dim % heads == 0, "gpt config: --dim ", dim, " is not divisible by --heads ", heads);
+  NL_CHECK(block != "llama" || (dim / heads) % 2 == 0, "gpt config: --block llama rotates pairs of channels and needs "
+           "an even head dimension (--dim / --heads), got ", dim / heads);
   NL_CHECK(dropout >= 0.0f && dropout < 1.0f, "gpt config: --dropout must lie in [0, 1), got ", dropout);
   check_norm_config(norm);
   check_mlp_name(mlp);
   check_attention_name(attn);
   NL_CHECK(attn != "diff" || dim % (2 * heads) == 0, "gpt config: --attn diff splits each head in two: --dim ", dim,
            " is not divisible by 2 x --heads = ", 2 * heads);
+  NL_CHECK(attn != "diff" || (bias && block != "llama"), "gpt config: --attn diff is built with biases and learned "
+           "positions (", block == "llama" ? "--block llama" : "--bias off", " is not supported with it)");
   NL_CHECK(std::isfinite(emb_scale0) && emb_scale0 >= 0.0f, "gpt config: --emb-scale must be a number >= 0, got ",
            emb_scale0);
   if (!final_norm.empty()) norm_kind(final_norm);
 }
 
+std::string GPTConfig::final_norm_name() const { return final_norm_kind(norm.name, final_norm); }
+
 GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
   c.validate();
   wte = register_module("wte", std::make_shared<Embedding>(c.vocab, c.dim, gen));
-  wpe = register_module("wpe", std::make_shared<Embedding>(c.context, c.dim, gen));
+  if (c.block != "llama") wpe = register_module("wpe", std::make_shared<Embedding>(c.context, c.dim, gen));
   BlockConfig b;
   b.dim = c.dim, b.heads = c.heads, b.causal = true, b.norm = c.norm, b.variant = c.block, b.layers = c.layers;
-  b.mlp = c.mlp, b.attn = c.attn, b.dropout = c.dropout, b.dropout_gen = &dropout_gen;
+  b.mlp = c.mlp, b.attn = c.attn, b.bias = c.bias, b.dropout = c.dropout, b.dropout_gen = &dropout_gen;
   for (int64_t l = 0; l < c.layers; ++l) {
     b.layer = l + 1;
     blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
   }
   NormConfig final_norm = c.norm;
-  if (!c.final_norm.empty()) final_norm.name = c.final_norm;
+  final_norm.name = c.final_norm_name();
   ln_f = register_module("ln_f", make_norm(final_norm, c.dim, NormPlace::Final));
   // after every other parameter, so that pre's parameter order (and checkpoints) stay as they were
   if (c.block == "peri") emb_norm = register_module("emb_norm", make_norm(c.norm, c.dim, NormPlace::Embedding));
   if (c.emb_scale0 > 0.0f) emb_scale = register_parameter("emb_scale", Tensor::full({1}, c.emb_scale0));
+  if (!c.tied_head) lm_head = register_module("lm_head", std::make_shared<Linear>(c.dim, c.vocab, false, gen));
 }
+
+const Var& GPT::head_weight() const { return lm_head ? lm_head->weight : wte->weight; }
 
 ActivationProbe* GPT::set_probe(ActivationProbe* probe) {
   ActivationProbe* previous = probe_;
@@ -69,6 +78,7 @@ Var GPT::embed(const Tensor& ids, int64_t first_position) const {
   NL_CHECK(first_position + T <= config.context, "gpt: sequence of ", first_position + T,
            " tokens is longer than the model's context of ", config.context);
   profile::Scope scope("embedding");
+  if (!wpe) return wte->forward(ids);  // the Llama block: positions enter as rotations of q and k
   std::vector<int32_t> pos(T);
   for (int64_t t = 0; t < T; ++t) pos[t] = (int32_t)(first_position + t);
   return ag::add(wte->forward(ids), wpe->forward(Tensor::from_ints(pos, {T}).to(ids.device())));  // (B, T, C)
@@ -91,7 +101,7 @@ Var GPT::forward_embedded(const Var& e) const {
   if (probe_) probe_->record(config.layers, "resid", x.value());
   x = probed_norm(*ln_f, x, config.layers, "ln_f");
   profile::Scope scope("lm head");
-  return ag::matmul(x, wte->weight, false, true);  // tied head: (B, T, C) @ (V, C)^T
+  return ag::matmul(x, head_weight(), false, true);  // (B, T, C) @ (V, C)^T
 }
 
 bool GPT::supports_cache() const {
@@ -123,7 +133,7 @@ Tensor GPT::forward_cached(const Tensor& ids, KVCache& cache) const {
   for (size_t l = 0; l < blocks.size(); ++l) x = blocks[l]->forward_cached(x, cache.layers[l], past);
   x = ln_f->forward(x);
   cache.length = past + T;
-  return ag::matmul(x, wte->weight, false, true).value();
+  return ag::matmul(x, head_weight(), false, true).value();
 }
 
 Var GPT::loss(const Tensor& ids, const Tensor& targets) const {

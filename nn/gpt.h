@@ -1,8 +1,13 @@
-// GPT: token + position embeddings, L blocks (pre-norm, Peri-LN or LayerNorm Scaling:
-// nn/block.h), a final norm, and an LM head tied to the token embedding (logits = x wte^T).
-// Peri-LN also normalises the embedding output (emb_norm) before the first block.
-// Options for the DyT regime study: a learnable scale on the embedding sum, a final norm
-// of another kind than the blocks' (ln_f), and the SwiGLU MLP.
+// GPT: token + position embeddings, L blocks (pre-norm, Peri-LN, LayerNorm Scaling or
+// Llama: nn/block.h), a final norm, and an LM head tied to the token embedding
+// (logits = x wte^T). Peri-LN also normalises the embedding output (emb_norm) before the
+// first block. The Llama block rotates queries and keys by their positions instead: the
+// model has no position embedding (wpe absent).
+// Options for the papers' recipes: a learnable scale on the embedding sum, a final norm
+// of another kind than the blocks' (ln_f; by default the kind's default_final_norm,
+// nn/norms/registry.h), the SwiGLU MLP, linears without biases, and an untied head
+// (lm_head, N(0, 0.02) like every GPT-2 weight; drawn after every other parameter, so
+// that the rest of the model starts as the tied one does). The head never has a bias.
 // For `cbwc` (NORMS.md) the embedding sum is centred once (x - mean over channels),
 // the attention out-projection and MLP down-projection of every block are CBWC
 // linears, and every norm site is RMSNorm + beta: the residual stream stays zero-mean,
@@ -20,15 +25,19 @@ namespace nl {
 struct GPTConfig {
   int64_t vocab = 256, layers = 4, dim = 128, heads = 4, context = 64;
   NormConfig norm;
-  std::string block = "pre";  // pre | peri | lns (nn/block.h)
+  std::string block = "pre";  // pre | peri | lns | llama (nn/block.h)
   float dropout = 0.0f;  // on the attention and MLP branch outputs, training mode only
   std::string mlp = "gelu";  // gelu | swiglu (nn/attention.h)
   // > 0: the embedding sum is multiplied by a learnable scalar `emb_scale` initialised to
   // this (DyT's LLaMA recipe uses sqrt(dim)); 0: no scale, the GPT-2 embedding
   float emb_scale0 = 0.0f;
-  std::string final_norm;  // the norm before the head (ln_f); empty: norm.name
+  std::string final_norm;  // the norm before the head (ln_f); empty: final_norm_kind's default for norm.name
   std::string attn = "standard";  // standard | diff (differential attention, nn/diff_attention.h)
+  bool bias = true;        // biases in the blocks' linears (qkv, proj, fc)
+  bool tied_head = true;   // the head is the token embedding (false: its own lm_head)
   void validate() const;  // throws naming the bad field
+  // The kind of ln_f: final_norm, or the blocks' kind's default (nn/norms/registry.h).
+  std::string final_norm_name() const;
 };
 
 // Keys and values of every layer for the tokens generated so far (GPT::forward_cached).
@@ -52,8 +61,8 @@ class GPT : public Module {
   // positions of forward() on the whole sequence, in a fraction of the work. Inference
   // only: eval mode, no recording; throws when the context would overflow.
   Tensor forward_cached(const Tensor& ids, KVCache& cache) const;
-  // The token + position embedding sum e (B, T, C) of ids at positions first_position ..:
-  // the model's input as a vector.
+  // The token + position embedding sum e (B, T, C) of ids at positions first_position ..
+  // (the token embedding alone in the Llama block): the model's input as a vector.
   Var embed(const Tensor& ids, int64_t first_position = 0) const;
   // The rest of the forward, from e (B, T, C) to the logits (noise-sensitivity probes start here).
   Var forward_embedded(const Var& e) const;
@@ -71,6 +80,9 @@ class GPT : public Module {
   std::shared_ptr<Norm> ln_f;
   std::shared_ptr<Norm> emb_norm;  // peri only
   Var emb_scale;                   // (1), only with emb_scale0 > 0
+  std::shared_ptr<Linear> lm_head;  // (vocab, dim), only with an untied head
+  // The head's weight (vocab, dim): wte's table, or lm_head's.
+  const Var& head_weight() const;
   Generator dropout_gen;  // draws the dropout masks; seed it for a run (gpt_run seeds it)
 
  private:

@@ -39,6 +39,11 @@ class Fields {
     NL_CHECK(j_[key].is_number(), "model description: '", key, "' is not a number: ", j_[key].dump());
     target = j_[key].get<float>();
   }
+  void boolean(const char* key, bool& target) const {
+    if (!has(key)) return;
+    NL_CHECK(j_[key].is_boolean(), "model description: '", key, "' is not true or false: ", j_[key].dump());
+    target = j_[key].get<bool>();
+  }
   void text(const char* key, std::string& target, bool required = false) const {
     if (!has(key)) {
       NL_CHECK(!required, "model description: no '", key, "' in ", text_);
@@ -64,11 +69,12 @@ std::string key_of(const std::string& option) {
 }
 
 // The norm and every option its kinds declare (the blocks' and the final norm's, when
-// that is another), as set or by default (unset optional ones left out): a description
-// says everything the model was built from, and nothing only other kinds declare, so
-// that registering a kind leaves the descriptions of existing models, and with them the
-// resumption of their checkpoints, as they were.
-void describe_norm(json& j, const NormConfig& n, const std::string& final_norm = "") {
+// that is another), as set, by default or as followed (unset optional ones left out;
+// text options as their text): a description says everything the model was built from,
+// and nothing only other kinds declare, so that registering a kind leaves the
+// descriptions of existing models, and with them the resumption of their checkpoints,
+// as they were.
+void describe_norm(json& j, const NormConfig& n, const std::string& final_norm) {
   j["norm"] = n.name;
   j["eps"] = number(n.eps);
   auto declared = [&](const NormOption& option, const std::string& kind) {
@@ -77,8 +83,11 @@ void describe_norm(json& j, const NormConfig& n, const std::string& final_norm =
     return false;
   };
   for (const NormOption& o : norm_options()) {
-    if (!declared(o, n.name) && (final_norm.empty() || !declared(o, final_norm))) continue;
-    if (n.has(o.name)) j[key_of(o.name)] = o.integer ? json((int64_t)n.option(o.name)) : number((float)n.option(o.name));
+    if (!declared(o, n.name) && !declared(o, final_norm)) continue;
+    if (!n.has(o.name)) continue;
+    const std::string key = key_of(o.name);
+    if (!o.choices.empty()) j[key] = n.choice(o.name);
+    else j[key] = o.integer ? json((int64_t)n.option(o.name)) : number((float)n.option(o.name));
   }
 }
 
@@ -88,6 +97,12 @@ void read_norm(const Fields& d, NormConfig& n) {
   for (const NormOption& o : norm_options()) {
     const std::string key = key_of(o.name);
     if (!d.has(key.c_str())) continue;
+    if (!o.choices.empty()) {
+      std::string v;
+      d.text(key.c_str(), v);
+      n.set_choice(o.name, v);
+      continue;
+    }
     float v = 0;
     d.real(key.c_str(), v);
     n.set(o.name, v);
@@ -108,8 +123,14 @@ std::string describe_gpt(const GPTConfig& c) {
   j["mlp"] = c.mlp;
   j["attn"] = c.attn;
   j["emb_scale0"] = number(c.emb_scale0);
-  j["final_norm"] = c.final_norm;
-  describe_norm(j, c.norm, c.final_norm);
+  // The final norm's kind as built, left "" when it is the blocks' own and none was named,
+  // and the GPT-2 defaults (biases, a tied head) left out, as descriptions were written
+  // before these fields: those models' checkpoints still resume.
+  const std::string final_kind = c.final_norm_name();
+  j["final_norm"] = c.final_norm.empty() && final_kind == c.norm.name ? std::string() : final_kind;
+  if (!c.bias) j["bias"] = false;
+  if (!c.tied_head) j["tied_head"] = false;
+  describe_norm(j, c.norm, final_kind);
   return j.dump();
 }
 
@@ -123,7 +144,7 @@ std::string describe_vit(const ViTConfig& c) {
   j["layers"] = c.layers;
   j["dim"] = c.dim;
   j["heads"] = c.heads;
-  describe_norm(j, c.norm);
+  describe_norm(j, c.norm, final_norm_kind(c.norm.name, ""));
   return j.dump();
 }
 
@@ -149,6 +170,8 @@ GPTConfig gpt_config_from_json(const std::string& text) {
   d.text("attn", c.attn);
   d.real("emb_scale0", c.emb_scale0);
   d.text("final_norm", c.final_norm);
+  d.boolean("bias", c.bias);
+  d.boolean("tied_head", c.tied_head);
   read_norm(d, c.norm);
   c.validate();
   return c;

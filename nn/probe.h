@@ -9,8 +9,9 @@
 //   <norm>.bounded_arg   the argument of that norm's bounded nonlinearity (tanh, clip...:
 //                        the norms that end in one, NormKind::bounded)
 //   site2_var_approx     in blocks whose norm reports its second site (BHyT), per token:
-//                        s1^2 + r c_attn lambda1^2/kappa^2
+//                        s1^2 + r c_attn lambda1^2/kappa^2 (BHyT's code form: ms1 + ...)
 //   site2_var_exact      the same tokens' exact s2^2, the variance of h over channels
+//                        (code form: the mean square of h)
 // A probe that only wants the stream (wants_detail() false) is told "resid" alone, and
 // the sites that cost extra work (bounded arguments, site-2 variances) are not computed.
 #pragma once

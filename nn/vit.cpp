@@ -40,7 +40,9 @@ ViT::ViT(const ViTConfig& c, Generator& gen) : config(c) {
     b.layer = l + 1;
     blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
   }
-  ln_f = register_module("ln_f", make_norm(c.norm, c.dim, NormPlace::Final));
+  NormConfig final_norm = c.norm;
+  final_norm.name = final_norm_kind(c.norm.name, "");  // the kind's default (an RMSNorm for bhyt)
+  ln_f = register_module("ln_f", make_norm(final_norm, c.dim, NormPlace::Final));
   head = register_module("head", std::make_shared<Linear>(c.dim, c.classes, true, gen, 0.0f));
 }
 

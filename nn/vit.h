@@ -2,7 +2,8 @@
 //   patches  (B, C, H, W) -> (B, N, C p p), N = (H / p) (W / p), patch k = row-major over
 //            the grid of p x p squares, its pixels in (channel, row, column) order
 //   tokens   [cls_token ; patches W_patch^T + b_patch] + pos_embed      (B, N + 1, dim)
-//   L pre-norm blocks with non-causal attention (nn/block.h), a final norm, and a linear
+//   L pre-norm blocks with non-causal attention (nn/block.h), a final norm (the norm
+//   kind's default final norm, nn/norms/registry.h: an RMSNorm for bhyt), and a linear
 //   head on the class token (token 0): logits (B, classes).
 // For `cbwc` the token sum is centred over channels once, as in nn/gpt.cpp; the blocks
 // then keep the stream zero-mean, so each RMSNorm + beta equals the LayerNorm it replaces.

@@ -591,8 +591,60 @@ def norm_kinds():
     f.write()
 
 
+def recipes():
+    """The ops the papers' recipes add: BHyT as its released code computes it, DyT
+    without beta, and the rotary position embedding, each written out here."""
+    f = RefFile("recipes.txt", 16, "BHyT's code form, DyT without beta and RoPE, written from their formulas "
+                "(../shared/NORMS.md, the released BHyT code, Llama's rotary embedding); eps 1e-5, kappa 10")
+    r = f.inputs
+    eps, kappa = 1e-5, 10.0
+
+    # The released code: tanh(lambda * x * rsqrt(mean(x^2) + eps) / kappa), no centring.
+    def bhyt_code(x, gamma, **kw):
+        lam = kw["lambda"]
+        ms = (x * x).mean(-1, keepdim=True)
+        return gamma * torch.tanh(lam * x / (kappa * torch.sqrt(ms + eps)))
+
+    def dyt_no_beta(x, alpha, gamma):
+        return gamma * torch.tanh(alpha * x)
+
+    # x (B, T, W): each head of hd channels in [0, rotated) has its pairs (2i, 2i+1) at
+    # position p = first + t turned by p * base^(-2i / hd); the other channels copied.
+    def rope(hd, rotated, first, base=10000.0):
+        def fn(x):
+            B, T, W = x.shape
+            out = x.clone()
+            for t in range(T):
+                for h in range(rotated // hd):
+                    for i in range(hd // 2):
+                        a = (first + t) * base ** (-2.0 * i / hd)
+                        c, s = math.cos(a), math.sin(a)
+                        u, w = x[:, t, h * hd + 2 * i], x[:, t, h * hd + 2 * i + 1]
+                        out[:, t, h * hd + 2 * i] = u * c - w * s
+                        out[:, t, h * hd + 2 * i + 1] = u * s + w * c
+            return out
+        return fn
+
+    C = 8
+    for tag, shape, mean in (("", (2, 3, C), 0.0), ("_offset", (4, C), 1.5), ("_large_mean", (3, C), -6.0)):
+        f.case("bhyt_code" + tag, "bhyt_code", bhyt_code,
+               {"x": r.normal(*shape, std=1.5, mean=mean), "gamma": r.normal(C, std=0.3, mean=1.0),
+                "lambda": r.uniform(1, lo=0.8, hi=3.0)},
+               ["x", "gamma", "lambda"], {"kappa": kappa, "eps": eps})
+    f.case("dyt_no_beta", "dyt_no_beta", dyt_no_beta,
+           {"x": r.normal(2, 3, C, std=1.5), "alpha": r.uniform(1, lo=0.4, hi=1.2),
+            "gamma": r.normal(C, std=0.3, mean=1.0)},
+           ["x", "alpha", "gamma"])
+    for name, (B, T, W, hd, rotated, first) in (("rope_all", (2, 5, 16, 8, 16, 0)),
+                                                ("rope_qk_of_qkv", (1, 4, 24, 4, 16, 0)),
+                                                ("rope_cached_positions", (2, 3, 12, 4, 12, 29))):
+        f.case(name, "rope", rope(hd, rotated, first), {"x": r.normal(B, T, W)}, ["x"],
+               {"head_dim": hd, "rotated": rotated, "first": first, "base": 10000.0})
+    f.write()
+
+
 FAMILIES = (elementwise, reduce, matmul, softmax, attention, diff_attention, shape, loss, embedding, norms,
-            norm_kinds)
+            norm_kinds, recipes)
 
 
 def main():

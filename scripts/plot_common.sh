@@ -24,22 +24,29 @@ plot_preamble() {
     "$1" "$2" "$3" "$4"
 }
 
-# plot_step_curves DIR NAME HINT KEY TITLE YLABEL Y: plots DIR/NAME.csv (a header, then
-# step and one column per norm) into DIR/NAME.png, one curve per norm with the key at
-# KEY; Y is gnuplot's y of column i ("i", "(100*column(i))"). HINT: how to make the CSV.
+# plot_step_curves DIR NAME HINT TITLE YLABEL Y: plots DIR/NAME.csv (a header, then step
+# and one column per run) into DIR/NAME.png, one curve per run; Y is gnuplot's y of
+# column i ("i", "(100*column(i))"). HINT: how to make the CSV. Every curve has its own
+# colour, dash pattern and marker, so curves that coincide (ln and cbwc compute the same
+# function) stay told apart, and the legend sits outside the plot, where no curve is.
 plot_step_curves() {
   local dir=$1 name=$2 csv="$1/$2.csv" cols
   plot_need_file plot "$csv" "$3"
   plot_need_gnuplot plot
   cols=$(plot_columns "$csv")
   gnuplot <<GP
-$(plot_preamble 900 560 11 "$dir/$name.png")
-set key autotitle columnhead $4
-set title "$5"
+$(plot_preamble 1100 600 11 "$dir/$name.png")
+set key autotitle columnhead outside right top vertical Left reverse
+set title "$4"
 set xlabel "step"
-set ylabel "$6"
+set ylabel "$5"
 set grid
-plot for [i=2:$cols] "$csv" using 1:$7 with linespoints lw 2 pt 7 ps 0.8 title columnhead(i)
+# ten colours (matplotlib's tab10), five dash patterns, ten markers: no two curves alike
+colours = "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf"
+markers = "7 5 9 11 13 1 2 3 4 6"
+n(i) = (i - 2) % 10 + 1
+plot for [i=2:$cols] "$csv" using 1:$6 with linespoints lw 2 lc rgb word(colours, n(i)) dt 1+(i-2)%5 \\
+  pt int(word(markers, n(i))) ps 1.1 title columnhead(i)
 GP
   echo "wrote $dir/$name.png"
 }

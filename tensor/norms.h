@@ -57,17 +57,19 @@ struct DyTGrads {
   Tensor dgamma;  // (C)
   Tensor dbeta;   // (C)
 };
-// x (N, C), alpha (1), gamma (C), beta (C)
+// x (N, C), alpha (1), gamma (C), beta (C) or undefined (no beta)
 Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, const Tensor& beta);
 // dy (N, C), x (N, C), alpha (1), gamma (C)
 DyTGrads dyt_backward(const Tensor& dy, const Tensor& x, const Tensor& alpha, const Tensor& gamma);
 
 // ---- BHyT* (exact):  y = gamma * tanh(lambda * x / D),  D = kappa * sigma + |mu|,
 //      sigma = sqrt(s^2 + eps). Gradients flow through mu and sigma; d|mu|/dmu = sign(mu), 0 at 0.
+//      centred = false is the form the released BHyT code computes: no centring, mu taken
+//      as 0, so sigma = sqrt(mean(x^2) + eps) and D = kappa * sigma.
 struct BHyTForward {
   Tensor y;      // (N, C)
-  Tensor mean;   // (N)  mu per row
-  Tensor sigma;  // (N)  sqrt(s^2 + eps) per row
+  Tensor mean;   // (N)  mu per row (0 when not centred)
+  Tensor sigma;  // (N)  sqrt(s^2 + eps) per row (sqrt(mean(x^2) + eps) when not centred)
 };
 struct BHyTGrads {
   Tensor dx;       // (N, C)
@@ -75,10 +77,12 @@ struct BHyTGrads {
   Tensor dlambda;  // (1)
 };
 // x (N, C), gamma (C), lambda (1)
-BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps);
-// dy (N, C), x (N, C), gamma (C), lambda (1), mean (N), sigma (N): mean and sigma from bhyt_forward
+BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps,
+                         bool centred = true);
+// dy (N, C), x (N, C), gamma (C), lambda (1), mean (N), sigma (N): mean and sigma from
+// bhyt_forward with the same `centred`
 BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& lambda,
-                        const Tensor& mean, const Tensor& sigma, float kappa);
+                        const Tensor& mean, const Tensor& sigma, float kappa, bool centred = true);
 
 // ---- BHyT with a given denominator (the block-level approximation supplies it):
 //      y = gamma * tanh(lambda * x / denom),  one denom per row

@@ -106,4 +106,12 @@ Tensor causal_mask_fill(const Tensor& x, float value);
 // A dropout mask of `shape`: 0 with probability p, else 1/(1-p), drawn from gen.
 Tensor dropout_mask(const Shape& shape, float p, Generator& gen);
 
+// ---- rotary position embeddings (tensor/cpu/rope.cpp)
+// x (B, T, W) contiguous: channels [0, rotated) are heads of head_dim (even) channels;
+// in each head the pair (2i, 2i+1) of the token at position p = first_position + t is
+// rotated by the angle p * base^(-2i / head_dim) (Llama's pairs, base 10000 in the
+// models); channels [rotated, W) are copied. rope_backward rotates by the opposite angle.
+Tensor rope_forward(const Tensor& x, int64_t head_dim, int64_t rotated, int64_t first_position, float base);
+Tensor rope_backward(const Tensor& dy, int64_t head_dim, int64_t rotated, int64_t first_position, float base);
+
 }  // namespace nl

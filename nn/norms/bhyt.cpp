@@ -1,6 +1,9 @@
 // bhyt and bhyt-exact: Bounded Hyperbolic Tanh (Byun et al. 2026). bhyt-exact is BHyT*
 // at every site; bhyt replaces the exact reduction at each Pre-LN block's second site
-// by the block-level variance approximation below.
+// by the block-level variance approximation below. Their defaults are the released
+// recipe (MLAI-Yonsei/BHyT: lambda 2 at the attention sites and 1 at the MLP sites, a
+// plain RMSNorm before the head); docs/norms/bhyt.md lists what still differs.
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/norms.h"
@@ -13,20 +16,24 @@ namespace nl {
 
 float NormConfig::kappa() const { return 1.0f / std::sqrt(1.0f - (float)option("bhyt-p")); }
 
-BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_) : kappa(kappa_), eps(eps_) {
+BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_, bool centred_)
+    : kappa(kappa_), eps(eps_), centred(centred_) {
   weight = register_parameter("weight", Tensor::ones({dim}));
   lambda = register_parameter("lambda", Tensor::full({1}, lambda0));
 }
-Var BHyT::forward(const Var& x) const { return ag::bhyt(x, weight, lambda, kappa, eps); }
+Var BHyT::forward(const Var& x) const { return ag::bhyt(x, weight, lambda, kappa, eps, centred); }
 Var BHyT::forward_with_denom(const Var& x, const Var& denom) const {
   return ag::bhyt_with_denom(x, denom, weight, lambda);
 }
-Var BHyT::composite(const Var& x) const { return ag::mul(ag::tanh(bounded_arg(x)), weight); }
-Var BHyT::bounded_arg(const Var& x) const {
-  Var spread = ag::sqrt(ag::add_scalar(ag::var(x, {-1}, true, 0), eps));
-  Var denom = ag::add(ag::mul_scalar(spread, kappa), ag::abs(ag::mean(x, {-1}, true)));
-  return ag::mul(ag::div(x, denom), lambda);
+Var BHyT::spread2(const Var& x, bool keepdim) const {
+  return centred ? ag::var(x, {-1}, keepdim, 0) : ag::mean(ag::mul(x, x), {-1}, keepdim);
 }
+Var BHyT::denominator(const Var& x) const {
+  Var d = ag::mul_scalar(ag::sqrt(ag::add_scalar(spread2(x, true), eps)), kappa);
+  return centred ? ag::add(d, ag::abs(ag::mean(x, {-1}, true))) : d;
+}
+Var BHyT::composite(const Var& x) const { return ag::mul(ag::tanh(bounded_arg(x)), weight); }
+Var BHyT::bounded_arg(const Var& x) const { return ag::mul(ag::div(x, denominator(x)), lambda); }
 Tensor BHyT::pre_tanh_with_denom(const Tensor& x, const Tensor& denom) const {
   Shape keep(x.shape().begin(), x.shape().end() - 1);
   keep.push_back(1);
@@ -35,39 +42,56 @@ Tensor BHyT::pre_tanh_with_denom(const Tensor& x, const Tensor& denom) const {
 
 // The attention branch adds about c_attn lambda1^2 / kappa^2 to the variance of the
 // stream (uniform attention, an output uncorrelated with x), and barely moves its mean.
+// The code form follows the released code (LayerWiseVarApproxParrallel): an output that
+// is zero-mean and uncorrelated with x adds the same amount to the mean square, so its
+// site 2 uses ms1 + c_attn lambda1^2 / kappa^2 with no |mu| term.
 BHyTSite2 bhyt_site2_approximation(const BHyT& site1, const BHyT& site2, const Var& x, const Var& h, float c_attn) {
   const float kappa = site1.kappa;
   const float lambda1 = site1.lambda.value().item();
   const float added = c_attn * lambda1 * lambda1 / (kappa * kappa);
   const int64_t B = x.shape()[0], T = x.shape()[1];
-  Var mu1 = ag::mean(x, {-1}, true);
-  Var var1 = ag::var(x, {-1}, true, 0);
-  Var spread = ag::sqrt(ag::add_scalar(var1, added + site1.eps));
-  Var denom = ag::reshape(ag::add(ag::mul_scalar(spread, kappa), ag::abs(mu1)), {B, T});  // (B, T)
+  Var spread2_1 = site1.spread2(x, true);
+  Var spread = ag::sqrt(ag::add_scalar(spread2_1, added + site1.eps));
+  Var denom = ag::mul_scalar(spread, kappa);
+  if (site1.centred) denom = ag::add(denom, ag::abs(ag::mean(x, {-1}, true)));
   BHyTSite2 out;
-  out.y = site2.forward_with_denom(h, denom);
-  out.denom = denom;
-  out.var_approx = add_scalar(var1.value(), added).reshape({B, T});
+  out.denom = ag::reshape(denom, {B, T});
+  out.y = site2.forward_with_denom(h, out.denom);
+  out.var_approx = add_scalar(spread2_1.value(), added).reshape({B, T});
   return out;
 }
 
 namespace {
 
-// lambda per site: the attention and MLP branches may start apart (the released recipe)
+// lambda per site: the attention and MLP branches start apart (the released recipe)
 std::shared_ptr<Norm> make_bhyt(const NormConfig& c, int64_t dim, NormPlace place) {
   double lambda0 = c.option("bhyt-lambda");
-  if (place == NormPlace::Attention && c.has("bhyt-lambda-attn")) lambda0 = c.option("bhyt-lambda-attn");
-  if (place == NormPlace::Mlp && c.has("bhyt-lambda-mlp")) lambda0 = c.option("bhyt-lambda-mlp");
-  return std::make_shared<BHyT>(dim, (float)lambda0, c.kappa(), c.eps);
+  if (place == NormPlace::Attention) lambda0 = c.option("bhyt-lambda-attn");
+  if (place == NormPlace::Mlp) lambda0 = c.option("bhyt-lambda-mlp");
+  return std::make_shared<BHyT>(dim, (float)lambda0, c.kappa(), c.eps, c.choice("bhyt-form") == "paper");
 }
+
+// The released UpdateScalerCallback's interval: about 50 refreshes per run, at most every 1000 steps.
+int64_t refresh_for_run(int64_t steps) { return std::max<int64_t>(1, std::min<int64_t>(1000, steps / 50)); }
 
 const std::vector<NormOption>& bhyt_options() {
   static const std::vector<NormOption> options = {
-      {"bhyt-lambda", 1.0, -1e6, 1e6, "BHyT's initial lambda at every site without its own"},
-      {"bhyt-lambda-attn", NAN, -1e6, 1e6, "initial lambda of the attention branch's sites (default: --bhyt-lambda)"},
-      {"bhyt-lambda-mlp", NAN, -1e6, 1e6, "initial lambda of the MLP branch's sites (default: --bhyt-lambda)"},
+      {"bhyt-lambda", 1.0, -1e6, 1e6,
+       "BHyT's initial lambda of a BHyT final norm and of Peri-LN's embedding norm (the blocks' sites: "
+       "--bhyt-lambda-attn, --bhyt-lambda-mlp)"},
+      {"bhyt-lambda-attn", 2.0, -1e6, 1e6,
+       "BHyT's initial lambda before the attention (and after it in Peri-LN); the released recipe's 2"},
+      {"bhyt-lambda-mlp", 1.0, -1e6, 1e6, "BHyT's initial lambda before the MLP (and after it in Peri-LN); the "
+                                          "released recipe's 1"},
       {"bhyt-p", 0.99, 0, 1, "BHyT's target probability p (kappa = 1/sqrt(1-p))", false, true, true},
-      {"bhyt-refresh", 1, 1, 1e9, "bhyt: training steps between recomputations of c_attn = ||W_V W_O||^2/(T d)", true},
+      {"bhyt-refresh", 0, 1, 1e9,
+       "bhyt: training steps between recomputations of c_attn = ||W_V W_O||^2/(T d); auto: max(1, min(1000, "
+       "steps/50)), the released callback's ~50 per run",
+       true, false, false, {}, {}, refresh_for_run},
+      {"bhyt-form", 0, 0, 1,
+       "BHyT's denominator: paper, kappa sqrt(s^2 + eps) + |mu|; code, kappa sqrt(mean(x^2) + eps) with no centring, "
+       "as the released code computes",
+       true, false, false, {"paper", "code"}},
   };
   return options;
 }
@@ -83,6 +107,7 @@ NormKind bhyt_kind() {
   k.make = make_bhyt;
   k.options = bhyt_options();
   k.approximates_site2 = true;
+  k.default_final_norm = "rms";
   k.source = kBHyTPaper;
   k.bounded.name = "tanh";
   k.fused_ops = {"bhyt", "bhyt_with_denom"};
@@ -96,6 +121,7 @@ NormKind bhyt_exact_kind() {
   k.make = make_bhyt;
   k.options = bhyt_options();
   k.reports_site2 = true;
+  k.default_final_norm = "rms";
   k.source = kBHyTPaper;
   k.bounded.name = "tanh";
   k.fused_ops = {"bhyt", "bhyt_with_denom"};

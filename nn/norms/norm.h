@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "nn/module.h"
 
@@ -15,26 +16,39 @@ namespace nl {
 // also its flag (--dyt-alpha0) and, with '_' for '-', its key in model descriptions.
 struct NormOption {
   std::string name;       // "dyt-alpha0"
-  double initial;         // the default; NaN: unset unless given (bhyt-lambda-attn)
+  double initial;         // the default; NaN: none of its own (unset unless given, or `follows`)
   double lo, hi;          // the range a value must lie in
   std::string help;
   bool integer = false;   // a whole number (bhyt-refresh)
   bool lo_open = false, hi_open = false;  // lo or hi itself excluded
+  // A text option (--bhyt-form paper|code): its value is the index of one of these,
+  // and flags and model descriptions write the text.
+  std::vector<std::string> choices = {};
+  // Unset and without a default of its own, the option has this option's value
+  // (dyt-alpha0-attn follows dyt-alpha0).
+  std::string follows = {};
+  // The value 0 stands for `auto` (the flag takes the word), which a run of `steps`
+  // steps replaces by auto_value(steps) (resolve_for_run, nn/norms/registry.h).
+  int64_t (*auto_value)(int64_t steps) = nullptr;
 };
 
 // The settings of the norms of one model: the kind's name, eps, and the options the
-// kinds declare. An option not set here has its declared default.
+// kinds declare. An option not set here has its declared default, or follows another.
 struct NormConfig {
   std::string name = "ln";
   float eps = 1e-5f;
   std::map<std::string, double> options;  // set by name ("dyt-alpha0")
 
-  // The option's value: set, or the default its kind declares (throws for a name no
-  // kind declares, or an unset option without a default).
+  // The option's value: set, its declared default, or the value of the option it
+  // follows (throws for a name no kind declares, or an option with no value).
   double option(const std::string& option_name) const;
+  // A text option's value ("paper" for bhyt-form).
+  const std::string& choice(const std::string& option_name) const;
   // Whether option() has a value (an optional option may be unset).
   bool has(const std::string& option_name) const;
   NormConfig& set(const std::string& option_name, double value);
+  // Sets a text option; throws naming the choices for another text.
+  NormConfig& set_choice(const std::string& option_name, const std::string& value);
   float kappa() const;  // BHyT's 1 / sqrt(1 - p)
 };
 

@@ -27,38 +27,47 @@ class RMSNorm : public Norm {
 };
 
 // DyT(x) = gamma tanh(alpha x) + beta, alpha one scalar          nn/norms/dyt.cpp
+// (without beta, as DyT's LLaMA recipe, when with_beta is false)
 class DyT : public Norm {
  public:
-  DyT(int64_t dim, float alpha0);
+  DyT(int64_t dim, float alpha0, bool with_beta = true);
   Var forward(const Var& x) const override;  // ag::dyt
   Var composite(const Var& x) const override;
   Var bounded_arg(const Var& x) const override;  // alpha x
-  Var alpha, weight, bias;  // alpha (1)
+  Var alpha, weight, bias;  // alpha (1); bias undefined without beta
 };
 
 // BHyT*(x) = gamma tanh(lambda x / (kappa sqrt(s^2 + eps) + |mu|))  nn/norms/bhyt.cpp
+// In the released code's form (centred = false, --bhyt-form code) the denominator is
+// kappa sqrt(mean(x^2) + eps): no centring, no |mu|.
 class BHyT : public Norm {
  public:
-  BHyT(int64_t dim, float lambda0, float kappa, float eps);
+  BHyT(int64_t dim, float lambda0, float kappa, float eps, bool centred = true);
   Var forward(const Var& x) const override;                      // exact BHyT*, ag::bhyt
   Var composite(const Var& x) const override;
   Var forward_with_denom(const Var& x, const Var& denom) const;  // given per-token denominators
-  // lambda x / (kappa sqrt(s^2 + eps) + |mu|), the exact per-token denominator
-  Var bounded_arg(const Var& x) const override;
+  // The squared spread the denominator uses, per token: s^2 (centred) or mean(x^2).
+  Var spread2(const Var& x, bool keepdim) const;
+  // the exact per-token denominator kappa sqrt(spread2 + eps) (+ |mu| when centred),
+  // x (..., C) -> (..., 1)
+  Var denominator(const Var& x) const;
+  Var bounded_arg(const Var& x) const override;  // lambda x / denominator(x)
   Tensor pre_tanh_with_denom(const Tensor& x, const Tensor& denom) const;  // denom (...) or (..., 1)
   Var weight, lambda;  // lambda (1)
   float kappa, eps;
+  bool centred;
 };
 
 // BHyT's block-level variance approximation (NORMS.md) of a Pre-LN block's second site
 // h -> BHyT_2(h), with no reduction over h: the denominator comes from the block input
 // x (B, T, C) and site 1's lambda (detached),
 //   kappa sqrt(s1^2 + c_attn lambda1^2 / kappa^2 + eps) + |mu1|,
-// where c_attn (no gradient) is the block's r ||W_V W_O||_F^2 / (T d).
+// where c_attn (no gradient) is the block's r ||W_V W_O||_F^2 / (T d). In the code form
+// the mean square ms1 of x takes the place of s1^2 and there is no |mu1|.
 struct BHyTSite2 {
   Var y;            // site 2's output (B, T, C)
   Var denom;        // its denominators (B, T)
-  Tensor var_approx;  // s1^2 + c_attn lambda1^2 / kappa^2 per token (B, T): the approximated s2^2
+  Tensor var_approx;  // s1^2 (or ms1) + c_attn lambda1^2 / kappa^2 per token (B, T): the approximated s2^2 (ms2)
 };
 BHyTSite2 bhyt_site2_approximation(const BHyT& site1, const BHyT& site2, const Var& x, const Var& h, float c_attn);
 

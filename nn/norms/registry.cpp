@@ -61,33 +61,77 @@ const NormOption& norm_option(const std::string& name) {
   fail("no norm has the option '", name, "' (the options: ", all, ")");
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string all;
+  for (const std::string& i : items) all += (all.empty() ? "" : ", ") + i;
+  return all;
+}
+
+}  // namespace
+
 void check_norm_config(const NormConfig& c) {
   norm_kind(c.name);
   for (const auto& [name, v] : c.options) {
     const NormOption& o = norm_option(name);
+    if (!o.choices.empty()) {
+      NL_CHECK(v >= 0 && v < (double)o.choices.size() && v == std::floor(v), "--", name, " must be one of ",
+               joined(o.choices), ", got the index ", shortest_decimal(v));
+      continue;
+    }
+    if (o.auto_value && v == 0) continue;  // auto
     const bool ok = std::isfinite(v) && (o.lo_open ? v > o.lo : v >= o.lo) && (o.hi_open ? v < o.hi : v <= o.hi) &&
                     (!o.integer || v == std::floor(v));
     NL_CHECK(ok, "--", name, " must ", o.integer ? "be an integer and " : "", "lie in ", o.lo_open ? "(" : "[",
-             shortest_decimal(o.lo), ", ", shortest_decimal(o.hi), o.hi_open ? ")" : "]", ", got ", shortest_decimal(v));
+             shortest_decimal(o.lo), ", ", shortest_decimal(o.hi), o.hi_open ? ")" : "]", o.auto_value ? " or be auto" : "",
+             ", got ", shortest_decimal(v));
   }
+}
+
+NormConfig resolve_for_run(NormConfig c, int64_t steps) {
+  for (const NormOption& o : norm_options())
+    if (o.auto_value && c.has(o.name) && c.option(o.name) == 0) c.set(o.name, (double)o.auto_value(steps));
+  return c;
+}
+
+std::string final_norm_kind(const std::string& norm, const std::string& final_norm) {
+  if (!final_norm.empty()) return norm_kind(final_norm).name;
+  const NormKind& kind = norm_kind(norm);
+  return kind.default_final_norm.empty() ? kind.name : kind.default_final_norm;
 }
 
 double NormConfig::option(const std::string& option_name) const {
   auto it = options.find(option_name);
   if (it != options.end()) return it->second;
-  const double v = norm_option(option_name).initial;
-  NL_CHECK(!std::isnan(v), "norm option --", option_name, " is not set and has no default");
-  return v;
+  const NormOption& o = norm_option(option_name);
+  if (!std::isnan(o.initial)) return o.initial;
+  NL_CHECK(!o.follows.empty(), "norm option --", option_name, " is not set and has no default");
+  return option(o.follows);
+}
+
+const std::string& NormConfig::choice(const std::string& option_name) const {
+  const NormOption& o = norm_option(option_name);
+  NL_CHECK(!o.choices.empty(), "norm option --", option_name, " is a number, not a choice");
+  return o.choices.at((size_t)option(option_name));
 }
 
 bool NormConfig::has(const std::string& option_name) const {
-  return options.count(option_name) > 0 || !std::isnan(norm_option(option_name).initial);
+  const NormOption& o = norm_option(option_name);
+  return options.count(option_name) > 0 || !std::isnan(o.initial) || (!o.follows.empty() && has(o.follows));
 }
 
 NormConfig& NormConfig::set(const std::string& option_name, double value) {
   norm_option(option_name);  // a name some kind declares
   options[option_name] = value;
   return *this;
+}
+
+NormConfig& NormConfig::set_choice(const std::string& option_name, const std::string& value) {
+  const NormOption& o = norm_option(option_name);
+  for (size_t i = 0; i < o.choices.size(); ++i)
+    if (o.choices[i] == value) return set(option_name, (double)i);
+  fail("--", option_name, ": unknown value '", value, "' (choose one of: ", joined(o.choices), ")");
 }
 
 std::shared_ptr<Norm> make_norm(const NormConfig& config, int64_t dim, NormPlace place) {

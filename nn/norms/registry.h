@@ -60,6 +60,9 @@ struct NormKind {
   // A trained model of this kind can be folded into a model of that kind with the same
   // outputs (nn/fold.h: ln -> cbwc); empty: not foldable.
   std::string folds_into;
+  // The kind of the norm before the head when the model names none (--final-norm
+  // empty); empty: this kind itself. bhyt's released recipe ends in an RMSNorm.
+  std::string default_final_norm;
 };
 
 // Every registered kind, in the order --help lists them.
@@ -73,6 +76,14 @@ const NormOption& norm_option(const std::string& name);
 // Throws naming the flag when config names no kind, or sets an option no kind
 // declares or a value outside its option's range.
 void check_norm_config(const NormConfig& config);
+
+// config with every `auto` option (NormOption::auto_value) replaced by its value for a
+// run of `steps` steps; a model built from an unresolved config treats auto as 1.
+NormConfig resolve_for_run(NormConfig config, int64_t steps);
+
+// The kind of the final norm of a model with norms `norm` whose final norm is named
+// `final_norm` (empty: the kind's default_final_norm, else the kind itself).
+std::string final_norm_kind(const std::string& norm, const std::string& final_norm);
 
 // "ln | rms | cbwc | dyt | bhyt | bhyt-exact": for help texts.
 std::string norm_choices(const char* separator = " | ");

@@ -6,9 +6,11 @@
 
 #include "nn/norms/registry.h"
 #include "studies/compare/comparison.h"
+#include "studies/grid/run_spec.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
 #include "studies/report/verdicts.h"
+#include "train/data/text_data.h"
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
 
@@ -22,30 +24,6 @@ const char kTemplate[] =
 #include "studies/compare/demo.md.in.h"
     ;
 
-// One row of the table, from a run's result.json.
-struct Row {
-  std::string norm, status;
-  double train_loss, val_loss, tok_s, rms_ratio;
-};
-
-std::vector<Row> table_rows(const json& results) {
-  const int64_t layers = results["recipe"]["layers"];
-  std::vector<Row> rows;
-  for (const json& run : results["runs"]) {
-    const json& r = run["result"];
-    Row row;
-    row.norm = run["label"];
-    row.train_loss = result_number(r, "final_train_loss");
-    row.val_loss = result_number(r, "val_loss");
-    row.tok_s = result_number(r, "tok_per_s");
-    row.rms_ratio = result_number(r, "rms_" + std::to_string(layers)) / result_number(r, "rms_0");
-    const bool diverged = run["exit_code"] != 0 || !r.is_object() || r.value("diverged", true);
-    row.status = run_status(diverged, row.val_loss);
-    rows.push_back(row);
-  }
-  return rows;
-}
-
 // The largest |train loss(a) - train loss(b)| over the steps both logged.
 double largest_train_difference(const json& results, const std::string& a, const std::string& b) {
   std::map<std::string, std::map<int64_t, double>> losses;
@@ -58,22 +36,84 @@ double largest_train_difference(const json& results, const std::string& a, const
   return worst;
 }
 
-void print_table(const std::vector<Row>& rows) {
-  std::printf("\n%-10s %11s %9s %9s %17s  %s\n", "norm", "train loss", "val loss", "tok/s", "resid RMS L/1", "status");
-  for (const Row& r : rows)
-    std::printf("%-10s %11.4f %9.4f %9.0f %17.2f  %s\n", r.norm.c_str(), r.train_loss, r.val_loss, r.tok_s,
-                r.rms_ratio, r.status.c_str());
+// "+1.2 %", "-0.3 %", "0.0 %"; "-" without an ln run to compare with
+std::string relative_text(double percent) {
+  if (std::isnan(percent)) return "-";
+  return std::fabs(percent) < 0.05 ? "0.0 %" : fmt(percent, "%+.1f %%");
 }
 
-void write_summary(const std::string& path, const std::vector<Row>& rows) {
-  std::string text = "norm,train_loss,val_loss,tok_per_s,rms_last_over_first,status\n";
-  for (const Row& r : rows)
-    text += r.norm + "," + fmt(r.train_loss, "%.9g") + "," + fmt(r.val_loss, "%.9g") + "," + fmt(r.tok_s, "%.0f") +
-            "," + fmt(r.rms_ratio, "%.9g") + "," + r.status + "\n";
+void print_table(const std::vector<DemoRow>& rows) {
+  std::printf("\n%-14s %-14s %-6s %9s %10s %11s %9s %14s  %s\n", "run", "recipe", "block", "val loss", "vs ln",
+              "train loss", "tok/s", "resid RMS L/1", "status");
+  for (const DemoRow& r : rows)
+    std::printf("%-14s %-14s %-6s %9.4f %10s %11.4f %9.0f %14.2f  %s\n", r.label.c_str(), r.recipe.c_str(),
+                r.block.c_str(), r.val_loss, relative_text(r.vs_ln).c_str(), r.train_loss, r.tok_s, r.rms_ratio,
+                r.status.c_str());
+}
+
+void write_summary(const std::string& path, const std::vector<DemoRow>& rows) {
+  std::string text = "run,recipe,block,norm,train_loss,val_loss,val_vs_ln_percent,tok_per_s,rms_last_over_first,status\n";
+  for (const DemoRow& r : rows)
+    text += r.label + "," + r.recipe + "," + r.block + "," + r.norm + "," + fmt(r.train_loss, "%.9g") + "," +
+            fmt(r.val_loss, "%.9g") + "," + fmt(r.vs_ln, "%.6g") + "," + fmt(r.tok_s, "%.0f") + "," +
+            fmt(r.rms_ratio, "%.9g") + "," + r.status + "\n";
   write_text_file(path, text);
 }
 
+// The flags given to compare_norms itself (not its defaults), which every run takes
+// before its own: a run's recipe then keeps every setting the command line does not name.
+std::vector<std::string> given_flags(const FlagParser& p, const std::vector<std::string>& skip) {
+  const nlohmann::ordered_json values = p.values();
+  nlohmann::ordered_json given = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : values.items())
+    if (key != "program" && p.given(flag_of_key(key))) given[key] = value;
+  return flags_from_values(given, skip);
+}
+
 }  // namespace
+
+const std::vector<std::string>& default_demo_runs() {
+  static const std::vector<std::string> runs = {
+      "ln", "rms", "cbwc", "dyt", "bhyt",                    // the plain recipe: GPT-2 block
+      "bhyt-released", "dyt-llm", "dyt-verma",               // the papers' recipes
+      "ln-llama=--block llama --norm ln", "rms-llama=--block llama --norm rms",  // their Llama-block baseline
+  };
+  return runs;
+}
+
+std::vector<DemoRow> demo_rows(const json& results) {
+  std::vector<DemoRow> rows;
+  for (const json& run : results["runs"]) {
+    const json& r = run["result"];
+    const json& c = run["config"];
+    DemoRow row;
+    row.label = run["label"];
+    row.flags = run["flags"];
+    row.recipe = c.value("recipe", "");
+    if (row.recipe.empty()) row.recipe = "-";
+    row.block = c["block"];
+    row.norm = c["norm"];
+    row.train_loss = result_number(r, "final_train_loss");
+    row.val_loss = result_number(r, "val_loss");
+    row.tok_s = result_number(r, "tok_per_s");
+    const int64_t layers = c["layers"];
+    row.rms_ratio = result_number(r, "rms_" + std::to_string(layers)) / result_number(r, "rms_0");
+    row.diverged = run["exit_code"] != 0 || !r.is_object() || r.value("diverged", true);
+    rows.push_back(row);
+  }
+  // each row against the first ln run on its block
+  std::map<std::string, const DemoRow*> ln_of_block;
+  for (const DemoRow& row : rows)
+    if (row.norm == "ln" && !ln_of_block.count(row.block)) ln_of_block[row.block] = &row;
+  const double unigram = results["unigram_loss"];
+  for (DemoRow& row : rows) {
+    const auto ln = ln_of_block.find(row.block);
+    const double ln_val = ln == ln_of_block.end() || ln->second->diverged ? NAN : ln->second->val_loss;
+    row.vs_ln = percent_above(row.val_loss, ln_val);
+    row.status = status_against_ln(row.diverged, row.val_loss, ln_val, unigram);
+  }
+  return rows;
+}
 
 std::string render_demo_report(const json& results) {
   json view = json::object();
@@ -81,49 +121,68 @@ std::string render_demo_report(const json& results) {
   for (const char* key : {"date", "jobs", "threads", "cores"}) view[key] = results[key];
   view["load"] = fmt(results["load"].get<double>(), "%.1f");
   view["minutes"] = fmt(results["seconds"].get<double>() / 60.0, "%.1f");
+  view["unigram"] = fmt(results["unigram_loss"].get<double>(), "%.4f");
   view["stuck"] = fmt(kStuckLoss, "%.1f");
   view["rows"] = json::array();
-  std::map<std::string, Row> by_norm;
-  for (const Row& r : table_rows(results)) {
-    by_norm[r.norm] = r;
-    view["rows"].push_back({{"norm", r.norm},
+  const std::vector<DemoRow> rows = demo_rows(results);
+  for (const DemoRow& r : rows)
+    view["rows"].push_back({{"label", r.label},
+                            {"flags", r.flags},
+                            {"recipe", r.recipe},
+                            {"block", r.block},
+                            {"norm", r.norm},
                             {"train_loss", fmt(r.train_loss, "%.4f")},
                             {"val_loss", fmt(r.val_loss, "%.4f")},
+                            {"vs_ln", relative_text(r.vs_ln)},
                             {"tok_s", fmt(r.tok_s, "%.0f")},
                             {"rms_ratio", fmt(r.rms_ratio, "%.2f")},
                             {"status", r.status}});
-  }
   // a norm and the one it folds into (ln and cbwc) compute the same function: the
-  // claim is that they train alike
+  // claim is that they train alike, on the same block and recipe
   view["folds"] = json::array();
-  for (const auto& [norm, row] : by_norm) {
-    const std::string into = norm_kind(norm).folds_into;
-    if (into.empty() || !by_norm.count(into)) continue;
-    view["folds"].push_back({{"norm", norm},
-                             {"into", into},
-                             {"decimals", agreeing_decimals(row.val_loss, by_norm[into].val_loss)},
-                             {"a", fmt(row.val_loss, "%.6f")},
-                             {"b", fmt(by_norm[into].val_loss, "%.6f")},
-                             {"max_train_diff", fmt(largest_train_difference(results, norm, into), "%.2g")}});
+  for (const DemoRow& a : rows) {
+    const std::string into = norm_kind(a.norm).folds_into;
+    for (const DemoRow& b : rows) {
+      if (into.empty() || b.norm != into || b.block != a.block || b.recipe != a.recipe) continue;
+      view["folds"].push_back({{"norm", a.label},
+                               {"into", b.label},
+                               {"decimals", agreeing_decimals(a.val_loss, b.val_loss)},
+                               {"a", fmt(a.val_loss, "%.6f")},
+                               {"b", fmt(b.val_loss, "%.6f")},
+                               {"max_train_diff", fmt(largest_train_difference(results, a.label, b.label), "%.2g")}});
+      break;
+    }
   }
   return render_template(kTemplate, view, "studies/compare/demo.md.in");
 }
 
 int compare_norms_main(const std::vector<std::string>& args) {
   FlagParser p("compare_norms",
-               "Train the demo GPT once per norm with one recipe and compare them (the study behind make demo). "
-               "Every train_gpt flag but --norm sets the recipe of every run.");
-  p.omit({"--norm", "--resume", "--stop-after", "--quiet"});
+               "Train the demo GPT once per run of --runs and compare them (the study behind make demo). The "
+               "train_gpt flags given here (any but --norm and --recipe, which the runs name) go to every run, "
+               "before the run's own flags.");
+  p.omit({"--norm", "--recipe", "--resume", "--stop-after", "--quiet"});
   GPTRunConfig base;
   base.threads = 1;  // runs side by side, one thread each
   base.out_dir = "runs/demo";
   add_gpt_run_flags(p, base);
   ComparisonFlags f;
   add_comparison_flags(p, f);
+  std::vector<std::string> run_texts = default_demo_runs();
+  p.list("--runs", run_texts,
+         "the runs, each LABEL=FLAGS (train_gpt flags separated by spaces; LABEL names its folder and row), a norm "
+         "(" + norm_choices(", ") + ": --norm NAME on the defaults, the plain recipe) or a recipe (--list-recipes: "
+         "--recipe NAME)");
+  std::vector<RunSpec> runs;
+  p.check([&] { runs = parse_run_specs(run_texts); });
   if (!p.parse(args)) return 0;
   const std::string out = base.out_dir;
-  const json results = compare_norm_runs(p, f, "train_gpt", out, base.threads, 2, false);
-  const std::vector<Row> rows = table_rows(results);
+  json extra = json::object();
+  // missing data fails before any run; the unigram loss is the status's reference
+  if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
+  const json results = compare_runs(p, f, "train_gpt", given_flags(p, {"threads", "jobs", "runs"}), runs, out,
+                                    base.threads, 2, false, extra);
+  const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
   write_curves(out + "/val_loss.csv", results["runs"]);
   write_text_file(out + "/report.md", render_demo_report(results));

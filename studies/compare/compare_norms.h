@@ -1,12 +1,19 @@
-// compare_norms, the study behind `make demo`: the same GPT recipe trained once per
-// norm (same data, seed and budget), each run an ordinary train_gpt run in OUT/<norm>/,
-// run side by side by the grid (studies/grid/grid.h). It prints one table and writes
+// compare_norms, the study behind `make demo`: train_gpt runs side by side (same data,
+// seed and budget), one per run spec of --runs (studies/grid/run_spec.h: LABEL=FLAGS, a
+// bare norm, or a bare recipe), each an ordinary train_gpt run in OUT/<label>/, run by
+// the grid (studies/grid/grid.h). The flags given to compare_norms come first in every
+// run's command line, so a run's own flags override them (and a run's recipe is
+// overridden by them, as flags given always override a recipe). It prints one table and
+// writes
 //   OUT/results.json   every number below, machine-readable (--reuse renders from it)
-//   OUT/summary.csv    norm, train_loss, val_loss, tok_per_s, rms_last_over_first, status
-//   OUT/val_loss.csv   step, one column per norm (scripts/plot_val_loss.sh plots it)
+//   OUT/summary.csv    run, recipe, block, norm, train_loss, val_loss, val_vs_ln_percent,
+//                      tok_per_s, rms_last_over_first, status
+//   OUT/val_loss.csv   step, one column per run (scripts/plot_val_loss.sh plots it)
 //   OUT/report.md      studies/compare/demo.md.in filled in (docs/results/demo.md is a copy)
-// A norm whose loss stays at the unigram level or becomes NaN is shown as such, never
-// dropped.
+// Each row's status is read against the LayerNorm run on the same block (the first ln
+// run of --runs with that block) and the unigram loss of the training text
+// (status_against_ln, studies/report/verdicts.h). A run whose loss stays at the unigram
+// level or becomes NaN is shown as such, never dropped.
 #pragma once
 #include <string>
 #include <vector>
@@ -15,9 +22,22 @@
 
 namespace nl {
 
+// The runs of `make demo`: the five norms on the plain recipe, each paper's recipe,
+// and ln and rms on the Llama block (the baseline of the Llama-block recipes).
+const std::vector<std::string>& default_demo_runs();
+
 // Runs the study for the command line (the flags after the program's name); returns
 // the exit code. Throws nl::Error for bad input, before any run starts.
 int compare_norms_main(const std::vector<std::string>& args);
+
+// One row of the table, from results.json.
+struct DemoRow {
+  std::string label, flags, recipe, block, norm, status;
+  double train_loss, val_loss, tok_s, rms_ratio;
+  double vs_ln;  // 100 (val - ln's val) / ln's val for the ln run on the same block; NaN without one
+  bool diverged;  // it did not finish with finite losses
+};
+std::vector<DemoRow> demo_rows(const nlohmann::json& results);
 
 // The report for a results.json (exposed for the tests).
 std::string render_demo_report(const nlohmann::json& results);

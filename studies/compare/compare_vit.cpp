@@ -126,10 +126,18 @@ int compare_vit_main(const std::vector<std::string>& args) {
   add_vit_run_flags(p, base);
   ComparisonFlags f;
   add_comparison_flags(p, f);
+  std::vector<std::string> norms = {"ln", "rms", "cbwc", "dyt", "bhyt"};
+  p.list("--norms", norms, "the norms to compare (" + norm_choices(", ") + ")");
+  p.check([&norms] {
+    for (const auto& n : norms) norm_kind(n);
+  });
   if (!p.parse(args)) return 0;
   const std::string out = base.out_dir;
   if (!f.reuse) load_fashion_mnist(base.data_dir, base.val_size, base.split_seed, base.train_images);  // missing data fails before any run
-  const json results = compare_norm_runs(p, f, "train_vit", out, base.threads, 4, /*all_at_once=*/true);
+  std::vector<RunSpec> runs;
+  for (const auto& n : norms) runs.push_back({n, {"--norm", n}});
+  const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}), runs,
+                                    out, base.threads, 4, /*all_at_once=*/true);
   const std::vector<Row> rows = table_rows(results);
   write_summary(out + "/summary.csv", results, rows);
   write_curves(out + "/val_acc.csv", results["runs"]);

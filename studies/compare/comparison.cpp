@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <map>
 
-#include "nn/norms/registry.h"
 #include "studies/report/study.h"
 #include "tensor/error.h"
 #include "train/flags/flag_parser.h"
@@ -18,30 +17,33 @@ namespace fs = std::filesystem;
 
 int effective_jobs(int jobs) { return jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN); }
 
-std::vector<ComparedRun> run_comparison(const std::string& program, const nlohmann::ordered_json& recipe,
-                                        const std::vector<std::string>& skip, const std::vector<Variant>& variants,
-                                        const std::string& out, int jobs, int threads, int curve_column) {
+std::vector<ComparedRun> run_comparison(const std::string& program, const std::vector<std::string>& common,
+                                        const std::vector<RunSpec>& runs, const std::string& out, int jobs,
+                                        int threads, int curve_column) {
   std::vector<GridCell> cells;
-  for (const Variant& v : variants) {
+  for (const RunSpec& r : runs) {
     GridCell cell;
-    cell.label = v.label;
+    cell.label = r.label;
     cell.program = program;
-    cell.args = flags_from_values(recipe, skip);
-    cell.args.insert(cell.args.end(), v.args.begin(), v.args.end());
-    cell.out_dir = out + "/" + v.label;
+    cell.args = common;
+    cell.args.insert(cell.args.end(), r.args.begin(), r.args.end());
+    cell.out_dir = out + "/" + r.label;
     cells.push_back(cell);
   }
+  const std::vector<nlohmann::ordered_json> configs = check_grid(cells);  // every run's flags, before any starts
   GridOptions options;
   options.jobs = jobs;
   options.threads = threads;
-  std::printf("training %zu runs, %d at a time, %d thread(s) each\n", variants.size(), effective_jobs(jobs), threads);
+  std::printf("training %zu runs, %d at a time, %d thread(s) each\n", runs.size(), effective_jobs(jobs), threads);
   std::fflush(stdout);
   const std::vector<CellOutcome> outcomes = run_grid(cells, options);
-  std::vector<ComparedRun> runs;
-  for (size_t i = 0; i < cells.size(); ++i)
-    runs.push_back({cells[i].label, outcomes[i].exit_code, outcomes[i].result,
-                    val_curve(cells[i].out_dir + "/log.csv", curve_column)});
-  return runs;
+  std::vector<ComparedRun> compared;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const std::string spec = spec_text(runs[i]);
+    compared.push_back({cells[i].label, spec.substr(spec.find('=') + 1), nlohmann::json::parse(configs[i].dump()),
+                        outcomes[i].exit_code, outcomes[i].result, val_curve(cells[i].out_dir + "/log.csv", curve_column)});
+  }
+  return compared;
 }
 
 void write_curves(const std::string& path, const nlohmann::json& runs) {
@@ -82,32 +84,33 @@ nlohmann::json comparison_header(const nlohmann::ordered_json& recipe, int jobs,
 nlohmann::json runs_json(const std::vector<ComparedRun>& runs) {
   nlohmann::json out = nlohmann::json::array();
   for (const ComparedRun& r : runs)
-    out.push_back({{"label", r.label}, {"exit_code", r.exit_code}, {"result", r.result}, {"curve", r.curve}});
+    out.push_back({{"label", r.label},
+                   {"flags", r.flags},
+                   {"config", r.config},
+                   {"exit_code", r.exit_code},
+                   {"result", r.result},
+                   {"curve", r.curve}});
   return out;
 }
 
 void add_comparison_flags(FlagParser& p, ComparisonFlags& f) {
-  p.list("--norms", f.norms, "the norms to compare (" + norm_choices(", ") + ")");
   p.integer("--jobs", f.jobs, 0, 1024, "runs at a time (0: the study's default)", FlagRole::Setting);
   p.toggle("--reuse", f.reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
-  p.check([&f] {
-    for (const auto& n : f.norms) norm_kind(n);
-  });
 }
 
-nlohmann::json compare_norm_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
-                                 const std::string& out, int threads, int curve_column, bool all_at_once) {
+nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
+                            const std::vector<std::string>& common, const std::vector<RunSpec>& runs,
+                            const std::string& out, int threads, int curve_column, bool all_at_once,
+                            const nlohmann::json& extra) {
   if (f.reuse) return read_results(out);
   const auto start = StudyClock::now();
   const double load = load_average();
-  std::vector<Variant> variants;
-  for (const auto& n : f.norms) variants.push_back({n, {"--norm", n}});
-  const int jobs = f.jobs > 0 ? f.jobs : all_at_once ? (int)f.norms.size() : 0;
+  const int jobs = f.jobs > 0 ? f.jobs : all_at_once ? (int)runs.size() : 0;
   const auto recipe = p.values();
-  const std::vector<ComparedRun> runs =
-      run_comparison(program, recipe, {"threads", "jobs", "norms"}, variants, out, jobs, threads, curve_column);
+  const std::vector<ComparedRun> compared = run_comparison(program, common, runs, out, jobs, threads, curve_column);
   nlohmann::json results = comparison_header(recipe, jobs, threads, load, seconds_since(start));
-  results["runs"] = runs_json(runs);
+  for (const auto& [key, value] : extra.items()) results[key] = value;
+  results["runs"] = runs_json(compared);
   for (auto& run : results["runs"])
     run["train_curve"] = val_curve(out + "/" + run["label"].get<std::string>() + "/log.csv", 1);
   write_text_file(out + "/results.json", results.dump(1) + "\n");

@@ -34,8 +34,9 @@ const char kTemplate[] =
 #include "studies/depth/depth.md.in.h"
     ;
 
-// BHyT's released recipe (lambda 2 / 1, a final RMSNorm) for both forms, and this
-// project's earlier one, labelled as such.
+// BHyT's released recipe (lambda 2 / 1, a final RMSNorm, c_attn refreshed about 50
+// times a run: the kinds' defaults, written out) for both forms, and this project's
+// earlier one, labelled as such.
 const std::vector<std::string> kVariants = {
     "pre+ln=--block pre --norm ln",
     "pre+rms=--block pre --norm rms",

@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The same JSON (a model description, a run's config.json) with its "norm" set to `to`.
+// The same JSON (a model description, a run's config.json) with its "norm" set to `to`,
+// and its "final_norm" too where it names the old norm (descriptions name the final
+// norm they were built with; a fold needs it to be the blocks' kind).
 std::string with_norm(const std::string& text, const std::string& key, const std::string& to) {
   nlohmann::ordered_json j;
   try {
@@ -36,6 +38,7 @@ std::string with_norm(const std::string& text, const std::string& key, const std
     fail("checkpoint metadata '", key, "' is not valid JSON (", e.what(), ")");
   }
   NL_CHECK(j.is_object() && j.contains("norm"), "checkpoint metadata '", key, "' names no norm: ", text);
+  if (j.contains("final_norm") && j["final_norm"] == j["norm"]) j["final_norm"] = to;
   j["norm"] = to;
   return key == "config" ? j.dump(2) + "\n" : j.dump();
 }

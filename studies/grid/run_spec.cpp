@@ -3,7 +3,9 @@
 #include <set>
 #include <sstream>
 
+#include "nn/norms/registry.h"
 #include "tensor/error.h"
+#include "train/flags/recipes.h"
 
 namespace nl {
 
@@ -15,8 +17,21 @@ RunSpec parse_run_spec(const std::string& text) {
                spec.label != "..",
            "run '", text, "': the label before '=' must be a plain name (it names the run's folder)");
   if (eq == std::string::npos) {
-    spec.args = {"--recipe", spec.label};
-    return spec;
+    for (const NormKind& k : norm_kinds())
+      if (k.name == spec.label) {
+        spec.args = {"--norm", spec.label};
+        return spec;
+      }
+    std::string recipe_names;
+    for (const Recipe& r : recipes()) {
+      if (r.name == spec.label) {
+        spec.args = {"--recipe", spec.label};
+        return spec;
+      }
+      recipe_names += (recipe_names.empty() ? "" : ", ") + r.name;
+    }
+    fail("run '", text, "': a bare name must be a norm (", norm_choices(", "), ") or a recipe (", recipe_names,
+         "); give other runs as LABEL=FLAGS");
   }
   std::stringstream ss(text.substr(eq + 1));
   std::string word;

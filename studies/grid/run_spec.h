@@ -1,7 +1,8 @@
 // A run of a study as the command line names it: "label=FLAGS" (FLAGS split at spaces,
-// e.g. "pre+bhyt=--block pre --norm bhyt"), or a bare name, which is a recipe
-// (train_gpt --list-recipes): label NAME, flags --recipe NAME. The label names the
-// run's folder and its rows in the report.
+// e.g. "pre+bhyt=--block pre --norm bhyt"), or a bare name: a registered norm (label
+// NAME, flags --norm NAME: the norm on the defaults, which are the plain recipe), or
+// else a recipe (train_gpt --list-recipes: label NAME, flags --recipe NAME). The label
+// names the run's folder and its rows in the report.
 #pragma once
 #include <string>
 #include <vector>
@@ -13,8 +14,11 @@ struct RunSpec {
   std::vector<std::string> args;
 };
 
-// Throws naming the spec when the label is empty or not a plain folder name.
+// Throws naming the spec when the label is empty or not a plain folder name, or a bare
+// name is neither a norm nor a recipe. The flags themselves are the training program's
+// to check (the grid does, before any run: studies/grid/grid.h).
 RunSpec parse_run_spec(const std::string& text);
+// Also throws when two specs have one label.
 std::vector<RunSpec> parse_run_specs(const std::vector<std::string>& texts);
 
 // "label=--a 1 --b": the spec as parse_run_spec reads it back.

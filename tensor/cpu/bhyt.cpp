@@ -14,9 +14,12 @@ namespace nl {
 // x (N, C), gamma (C), lambda (1) -> y (N, C), mean (N), sigma (N)
 //   mu = mean(x), sigma = sqrt(mean((x - mu)^2) + eps),  D = kappa * sigma + |mu|
 //   y = gamma * tanh(lambda * x / D)
-// D > 0 whenever eps > 0 or the row is not all zeros.
-BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps) {
-  if (on_cuda("bhyt_forward", {&x, &gamma, &lambda})) return cuda::bhyt_forward(x, gamma, lambda, kappa, eps);
+// Not centred (the released code's form): mu = 0, so sigma = sqrt(mean(x^2) + eps) and
+// D = kappa * sigma. D > 0 whenever eps > 0 or the row is not all zeros.
+BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps,
+                         bool centred) {
+  if (on_cuda("bhyt_forward", {&x, &gamma, &lambda}))
+    return cuda::bhyt_forward(x, gamma, lambda, kappa, eps, centred);
   const char* op = "bhyt_forward";
   norms::check_rows(op, "x", x);
   const int64_t N = x.size(0), C = x.size(1);
@@ -31,7 +34,7 @@ BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lam
   for (int64_t n = 0; n < N; ++n) {
     const float* xr = px + n * C;
     float* yr = py + n * C;
-    const double mu = norms::row_mean(xr, C);
+    const double mu = centred ? norms::row_mean(xr, C) : 0.0;
     const double sigma = std::sqrt(norms::row_var(xr, C, mu) + (double)eps);
     const float scale = (float)((double)lam / ((double)kappa * sigma + std::fabs(mu)));
     for (int64_t c = 0; c < C; ++c) yr[c] = g[c] * fast::tanh(scale * xr[c]);
@@ -48,14 +51,15 @@ BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lam
 //   dD/dx_j = kappa * (x_j - mu) / (C * sigma) + sign(mu) / C       (sign(0) = 0)
 //   dx_j = lambda * a_j / D - K * dD/dx_j
 //   dlambda = sum over rows of S / D,  dgamma = sum over rows of dy * t
+// Not centred: mu = 0 and sign(mu) = 0, so dD/dx_j = kappa * x_j / (C * sigma).
 // Per row: one pass computing a (kept in dx meanwhile) and the reductions, one
 // elementwise pass. As in layernorm_backward, the saved float mean is a pivot m whose
-// rounding is recovered from sum(x - m) before forming x_j - mu; D itself uses m, a
-// relative change of ~1e-8 in D.
+// rounding is recovered from sum(x - m) before forming x_j - mu (when centred; the mean
+// 0 of the uncentred form is exact); D itself uses m, a relative change of ~1e-8 in D.
 BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& lambda,
-                        const Tensor& mean, const Tensor& sigma, float kappa) {
+                        const Tensor& mean, const Tensor& sigma, float kappa, bool centred) {
   if (on_cuda("bhyt_backward", {&dy, &x, &gamma, &lambda, &mean, &sigma}))
-    return cuda::bhyt_backward(dy, x, gamma, lambda, mean, sigma, kappa);
+    return cuda::bhyt_backward(dy, x, gamma, lambda, mean, sigma, kappa, centred);
   const char* op = "bhyt_backward";
   norms::check_rows(op, "x", x);
   norms::check_rows(op, "dy", dy);
@@ -91,7 +95,7 @@ BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, 
         sum_d += (double)xr[c] - m;
         acc_gamma[c] += (double)dyr[c] * t;
       }
-      const double delta = sum_d / (double)C;  // mu - m
+      const double delta = centred ? sum_d / (double)C : 0.0;  // mu - m
       const double K = (double)lam * S / (D * D);
       const double coef_dev = K * (double)kappa / ((double)C * sg);
       const double sign_mu = (m > 0.0) - (m < 0.0);

@@ -10,7 +10,7 @@
 
 namespace nl {
 
-// x (N, C), alpha (1), gamma (C), beta (C) -> y (N, C)
+// x (N, C), alpha (1), gamma (C), beta (C) or undefined (no beta) -> y (N, C)
 //   y = gamma * tanh(alpha * x) + beta
 Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, const Tensor& beta) {
   if (on_cuda("dyt_forward", {&x, &alpha, &gamma, &beta})) return cuda::dyt_forward(x, alpha, gamma, beta);
@@ -19,14 +19,18 @@ Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, co
   const int64_t N = x.size(0), C = x.size(1);
   const float a = norms::read_scalar(op, "alpha", alpha);
   norms::check_vector(op, "gamma", gamma, C);
-  norms::check_vector(op, "beta", beta, C);
+  if (beta.defined()) norms::check_vector(op, "beta", beta, C);
 
   Tensor y = Tensor::empty({N, C});
-  const float *px = x.data(), *g = gamma.data(), *b = beta.data();
+  const float *px = x.data(), *g = gamma.data(), *b = beta.defined() ? beta.data() : nullptr;
   float* py = y.data();
 #pragma omp parallel for schedule(static) if (N * C > kParallelGrain)
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c) py[n * C + c] = g[c] * fast::tanh(a * px[n * C + c]) + b[c];
+  for (int64_t n = 0; n < N; ++n) {
+    if (b)
+      for (int64_t c = 0; c < C; ++c) py[n * C + c] = g[c] * fast::tanh(a * px[n * C + c]) + b[c];
+    else
+      for (int64_t c = 0; c < C; ++c) py[n * C + c] = g[c] * fast::tanh(a * px[n * C + c]);
+  }
   return y;
 }
 

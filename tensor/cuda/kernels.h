@@ -90,6 +90,10 @@ Tensor embedding_forward(const Tensor& table, const Tensor& ids);
 Tensor embedding_backward(const Tensor& dout, const Tensor& ids, int64_t vocab);
 Tensor causal_mask_fill(const Tensor& x, float value);
 
+// ---- rotary position embeddings (tensor/cuda/rope.cu)
+Tensor rope_forward(const Tensor& x, int64_t head_dim, int64_t rotated, int64_t first_position, float base);
+Tensor rope_backward(const Tensor& dy, int64_t head_dim, int64_t rotated, int64_t first_position, float base);
+
 // ---- norms (tensor/cuda/norms.cu)
 LayerNormForward layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps);
 LayerNormGrads layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
@@ -99,9 +103,10 @@ RMSNormGrads rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& g
                               bool with_dbeta);
 Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, const Tensor& beta);
 DyTGrads dyt_backward(const Tensor& dy, const Tensor& x, const Tensor& alpha, const Tensor& gamma);
-BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps);
+BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps,
+                         bool centred);
 BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& lambda,
-                        const Tensor& mean, const Tensor& sigma, float kappa);
+                        const Tensor& mean, const Tensor& sigma, float kappa, bool centred);
 Tensor bhyt_denom_forward(const Tensor& x, const Tensor& denom, const Tensor& gamma, const Tensor& lambda);
 BHyTDenomGrads bhyt_denom_backward(const Tensor& dy, const Tensor& x, const Tensor& denom, const Tensor& gamma,
                                    const Tensor& lambda);

@@ -212,7 +212,7 @@ __global__ void dyt_forward_kernel(const float* x, const float* alpha, const flo
   const float a = *alpha;
   NL_GRID_STRIDE_LOOP(i, n) {
     const int64_t c = i % C;
-    y[i] = gamma[c] * tanhf(a * x[i]) + beta[c];
+    y[i] = beta ? gamma[c] * tanhf(a * x[i]) + beta[c] : gamma[c] * tanhf(a * x[i]);
   }
 }
 
@@ -242,14 +242,21 @@ __global__ void dyt_backward_kernel(const float* dy, const float* x, const float
 
 // ---- BHyT
 
-// mu, sigma = sqrt(s^2 + eps), D = kappa sigma + |mu|,  y = gamma tanh(lambda x / D)
+// mu, sigma = sqrt(s^2 + eps), D = kappa sigma + |mu|,  y = gamma tanh(lambda x / D);
+// not centred: mu = 0, sigma = sqrt(mean(x^2) + eps)
 __global__ void bhyt_forward_kernel(const float* x, const float* gamma, const float* lambda, float kappa, float eps,
-                                    int64_t C, bool cached, float* y, float* mean, float* sigma) {
+                                    bool centred, int64_t C, bool cached, float* y, float* mean, float* sigma) {
   extern __shared__ float cache[];
   const int64_t n = blockIdx.x;
   const float* row = stage_row(x + n * C, C, cached, cache);
-  double mu, var;
-  row_mean_var(row, C, mu, var);
+  double mu = 0.0, var;
+  if (centred) {
+    row_mean_var(row, C, mu, var);
+  } else {
+    double ss = 0.0;
+    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) ss += (double)row[c] * row[c];
+    var = block_sum(ss) / (double)C;
+  }
   const double sg = ::sqrt(var + (double)eps);
   const float scale = (float)((double)*lambda / ((double)kappa * sg + fabs(mu)));
   float* yr = y + n * C;
@@ -261,11 +268,11 @@ __global__ void bhyt_forward_kernel(const float* x, const float* gamma, const fl
 }
 
 // a = dy gamma (1 - t^2), t = tanh(lambda x / D);  S = sum a x;  K = lambda S / D^2
-// dx = lambda a / D - K (kappa (x - mu) / (C sigma) + sign(mu) / C)
+// dx = lambda a / D - K (kappa (x - mu) / (C sigma) + sign(mu) / C)   (not centred: mu = 0)
 // partial per chunk: dgamma (C) = sum dy t, dlambda (1) = sum S / D
 __global__ void bhyt_backward_kernel(const float* dy, const float* x, const float* gamma, const float* lambda,
-                                     const float* mean, const float* sigma, float kappa, int64_t N, int64_t C,
-                                     float* dx, double* partial) {
+                                     const float* mean, const float* sigma, float kappa, bool centred, int64_t N,
+                                     int64_t C, float* dx, double* partial) {
   const double lam = *lambda;
   double* acc_gamma = partial + (int64_t)blockIdx.x * (C + 1);
   double acc_lambda = 0.0;  // kept by thread 0
@@ -286,7 +293,7 @@ __global__ void bhyt_backward_kernel(const float* dy, const float* x, const floa
     }
     S = block_sum(S);
     sum_d = block_sum(sum_d);
-    const double delta = sum_d / (double)C;  // mu - m
+    const double delta = centred ? sum_d / (double)C : 0.0;  // mu - m
     const double K = lam * S / (D * D);
     const double coef_dev = K * (double)kappa / ((double)C * sg);
     const double sign_mu = (m > 0.0) - (m < 0.0);
@@ -423,10 +430,11 @@ Tensor dyt_forward(const Tensor& x, const Tensor& alpha, const Tensor& gamma, co
   const int64_t N = x.size(0), C = x.size(1);
   const float* a = scalar_ptr(op, "alpha", alpha);
   check_vector(op, "gamma", gamma, C);
-  check_vector(op, "beta", beta, C);
+  if (beta.defined()) check_vector(op, "beta", beta, C);
   Tensor y = empty({N, C});
   if (N == 0) return y;
-  dyt_forward_kernel<<<grid_for(N * C), kThreads>>>(x.data(), a, gamma.data(), beta.data(), N * C, C, y.data());
+  dyt_forward_kernel<<<grid_for(N * C), kThreads>>>(x.data(), a, gamma.data(), beta.defined() ? beta.data() : nullptr,
+                                                    N * C, C, y.data());
   check_launch(op);
   return y;
 }
@@ -452,7 +460,8 @@ DyTGrads dyt_backward(const Tensor& dy, const Tensor& x, const Tensor& alpha, co
   return grads;
 }
 
-BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps) {
+BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lambda, float kappa, float eps,
+                         bool centred) {
   const char* op = "bhyt_forward";
   check_rows(op, "x", x);
   const int64_t N = x.size(0), C = x.size(1);
@@ -461,15 +470,15 @@ BHyTForward bhyt_forward(const Tensor& x, const Tensor& gamma, const Tensor& lam
   NL_CHECK(kappa > 0.0f && eps >= 0.0f, op, ": need kappa > 0 and eps >= 0, got kappa ", kappa, ", eps ", eps);
   BHyTForward out{empty({N, C}), empty({N}), empty({N})};
   if (N == 0) return out;
-  bhyt_forward_kernel<<<(unsigned)N, row_threads(C), cache_bytes(C)>>>(x.data(), gamma.data(), lam, kappa, eps, C,
-                                                                      cache_bytes(C) > 0, out.y.data(),
+  bhyt_forward_kernel<<<(unsigned)N, row_threads(C), cache_bytes(C)>>>(x.data(), gamma.data(), lam, kappa, eps,
+                                                                      centred, C, cache_bytes(C) > 0, out.y.data(),
                                                                       out.mean.data(), out.sigma.data());
   check_launch(op);
   return out;
 }
 
 BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& lambda,
-                        const Tensor& mean, const Tensor& sigma, float kappa) {
+                        const Tensor& mean, const Tensor& sigma, float kappa, bool centred) {
   const char* op = "bhyt_backward";
   check_rows(op, "x", x);
   check_rows(op, "dy", dy);
@@ -484,7 +493,7 @@ BHyTGrads bhyt_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, 
   Partials partials(N, C + 1);
   if (N > 0) {
     bhyt_backward_kernel<<<chunks_for(N), row_threads(C)>>>(dy.data(), x.data(), gamma.data(), lam, mean.data(),
-                                                            sigma.data(), kappa, N, C, grads.dx.data(),
+                                                            sigma.data(), kappa, centred, N, C, grads.dx.data(),
                                                             partials.data());
     check_launch(op);
   }

@@ -90,11 +90,15 @@ RMSNormForward rmsnorm_forward(const Tensor&, const Tensor&, const Tensor&, floa
 RMSNormGrads rmsnorm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool) {
   NL_NO_CUDA("rmsnorm_backward");
 }
+Tensor rope_forward(const Tensor&, int64_t, int64_t, int64_t, float) { NL_NO_CUDA("rope_forward"); }
+Tensor rope_backward(const Tensor&, int64_t, int64_t, int64_t, float) { NL_NO_CUDA("rope_backward"); }
 Tensor dyt_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&) { NL_NO_CUDA("dyt_forward"); }
 DyTGrads dyt_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&) { NL_NO_CUDA("dyt_backward"); }
-BHyTForward bhyt_forward(const Tensor&, const Tensor&, const Tensor&, float, float) { NL_NO_CUDA("bhyt_forward"); }
+BHyTForward bhyt_forward(const Tensor&, const Tensor&, const Tensor&, float, float, bool) {
+  NL_NO_CUDA("bhyt_forward");
+}
 BHyTGrads bhyt_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                        float) {
+                        float, bool) {
   NL_NO_CUDA("bhyt_backward");
 }
 Tensor bhyt_denom_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&) {

@@ -374,6 +374,23 @@ TEST_CASE("reference norm kinds, through the registry", "[reference]") {
   }
 }
 
+TEST_CASE("reference recipes: bhyt's code form, dyt without beta, rope", "[reference]") {
+  OpTable ops{
+      {"bhyt_code",
+       [](const RefCase& c, const Inputs& in) {
+         return one(ag::bhyt(in("x"), in("gamma"), in("lambda"), c.attr_float("kappa"), c.attr_float("eps"), false));
+       }},
+      {"dyt_no_beta",
+       [](const RefCase&, const Inputs& in) { return one(ag::dyt(in("x"), in("alpha"), in("gamma"), Var())); }},
+      {"rope",
+       [](const RefCase& c, const Inputs& in) {
+         return one(ag::rope(in("x"), c.attr_int("head_dim"), c.attr_int("rotated"), c.attr_int("first"),
+                             c.attr_float("base")));
+       }},
+  };
+  run_family("recipes.txt", ops, kReduction);
+}
+
 TEST_CASE("reference files: a malformed file is rejected naming its line", "[reference]") {
   namespace fs = std::filesystem;
   const std::string path =

@@ -45,11 +45,22 @@ inline double gelu_naive(double x) {
 }
 
 // Multi-head attention of NORMS/DESIGN by plain loops, x (B, T, C) -> (B, T, C).
+// rope: queries and keys of the token at position t turned pair by pair, (2i, 2i+1) by
+// the angle t 10000^(-2i/hd), before the scores (the Llama block).
 inline std::vector<double> attention_naive(const std::vector<double>& x, int64_t B, int64_t T, int64_t C, int64_t H,
                                     bool causal, const std::vector<double>& Wqkv, const std::vector<double>& bqkv,
-                                    const std::vector<double>& Wo, const std::vector<double>& bo) {
+                                    const std::vector<double>& Wo, const std::vector<double>& bo, bool rope = false) {
   const int64_t hd = C / H;
   std::vector<double> qkv = linear_naive(x, B * T, C, Wqkv, bqkv, 3 * C);  // (B*T, 3C)
+  if (rope)
+    for (int64_t r = 0; r < B * T; ++r)
+      for (int64_t e = 0; e < 2 * C; e += 2) {  // every pair of q and of k
+        const double a = (double)(r % T) / std::pow(10000.0, (double)(e % hd) / (double)hd);
+        double* p = &qkv[r * 3 * C + e];
+        const double u = p[0], w = p[1];
+        p[0] = u * std::cos(a) - w * std::sin(a);
+        p[1] = u * std::sin(a) + w * std::cos(a);
+      }
   std::vector<double> cat(B * T * C, 0.0);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)

@@ -316,10 +316,12 @@ TEST_CASE("bhyt block peri: no approximation, site 2 is the exact BHyT* of h", "
   CHECK(cap.seen.count({0, "site2_var_approx"}) == 0);
 }
 
-TEST_CASE("bhyt lambdas: attention and MLP sites start from their own lambda, the rest from lambda0", "[nn][bhyt]") {
+TEST_CASE("bhyt lambdas: attention and MLP sites start from their own lambda, the rest from --bhyt-lambda",
+          "[nn][bhyt]") {
   for (const std::string block : {"pre", "peri"}) {
     INFO(block);
     GPTConfig c = gpt_config(16, 2, 8, 2, 4, "bhyt", block);
+    c.final_norm = "bhyt";
     c.norm.set("bhyt-lambda", 1.1f).set("bhyt-lambda-attn", 0.3f).set("bhyt-lambda-mlp", 0.7f);
     Generator gen(88);
     GPT model(c, gen);
@@ -334,13 +336,13 @@ TEST_CASE("bhyt lambdas: attention and MLP sites start from their own lambda, th
     }
     CHECK(checked == (block == "peri" ? 2 * 4 + 2 : 2 * 2 + 1));
   }
-  // unset, both follow lambda0
+  // unset, the released recipe's 2 and 1, whatever --bhyt-lambda says
   NormConfig nc = bhyt_config("bhyt");
   nc.set("bhyt-lambda", 0.4f);
   Generator g2(5);
   Block both(block_config(8, 2, true, nc, 1), g2);
-  CHECK(static_cast<BHyT&>(*both.ln1).lambda.value().item() == 0.4f);
-  CHECK(static_cast<BHyT&>(*both.ln2).lambda.value().item() == 0.4f);
+  CHECK(static_cast<BHyT&>(*both.ln1).lambda.value().item() == 2.0f);
+  CHECK(static_cast<BHyT&>(*both.ln2).lambda.value().item() == 1.0f);
 }
 
 TEST_CASE("bhyt block: c_attn is recomputed every --bhyt-refresh training forwards and cached between", "[nn][bhyt]") {

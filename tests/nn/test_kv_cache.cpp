@@ -1,8 +1,9 @@
 // Tests of generation with a key/value cache (GPT::forward_cached, nn/attention.h):
 // feeding a sequence in pieces through the cache gives the logits of one forward over
-// the whole sequence, for every norm and block variant that has a cached form; the
-// block-level BHyT approximation refuses; text sampled with and without the cache is
-// the same, also past the context where the window slides.
+// the whole sequence, for every norm and block variant that has a cached form (the
+// Llama block's RoPE included); the block-level BHyT approximation refuses; text
+// sampled with and without the cache is the same, also past the context where the
+// window slides.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -21,7 +22,9 @@ using Catch::Contains;
 namespace {
 
 GPTConfig config_for(const std::string& norm, const std::string& block) {
-  return nl::test::gpt_config(40, 2, 24, 3, 16, norm, block);
+  GPTConfig c = nl::test::gpt_config(40, 2, 24, 3, 16, norm, block);
+  if (block == "llama") c.mlp = "swiglu", c.bias = false, c.tied_head = false;  // as --block llama implies
+  return c;
 }
 
 // Moves every parameter off its initialisation (zero biases, unit gains), where a
@@ -36,7 +39,7 @@ void perturb(GPT& model, Generator& gen) {
 TEST_CASE("kv cache: pieces fed through the cache give the whole sequence's logits", "[kv_cache]") {
   const std::vector<std::pair<std::string, std::string>> variants = {
       {"ln", "pre"}, {"rms", "pre"}, {"cbwc", "pre"}, {"dyt", "pre"}, {"bhyt-exact", "pre"}, {"rms", "peri"},
-      {"ln", "lns"}};
+      {"ln", "lns"}, {"rms", "llama"}, {"dyt", "llama"}, {"bhyt-exact", "llama"}};
   for (const auto& [norm, block] : variants) {
     INFO(norm << " " << block);
     Generator gen(40);
@@ -78,10 +81,13 @@ TEST_CASE("kv cache: refused for the BHyT approximation, in training mode, and f
 }
 
 TEST_CASE("kv cache: sampled text is the same with and without the cache, past the context too", "[kv_cache]") {
-  for (const std::string norm : {"ln", "cbwc", "bhyt"}) {  // bhyt: no cached form, the plain path
-    INFO(norm);
+  // bhyt: no cached form, the plain path; llama: the keys in the cache are rotated by
+  // their positions, the new queries by theirs
+  for (const auto& [norm, block] : std::vector<std::pair<std::string, std::string>>{
+           {"ln", "pre"}, {"cbwc", "pre"}, {"bhyt", "pre"}, {"rms", "llama"}, {"bhyt-exact", "llama"}}) {
+    INFO(norm << " " << block);
     Generator gen(42);
-    GPTConfig c = config_for(norm, "pre");
+    GPTConfig c = config_for(norm, block);
     c.vocab = 256;
     GPT model(c, gen);
     perturb(model, gen);

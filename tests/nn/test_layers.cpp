@@ -211,7 +211,7 @@ TEST_CASE("gpt initialisation follows GPT-2: N(0, 0.02), projections N(0, 0.02/s
   for (const std::string& norm : kNorms) {
     for (int64_t L : {2, 6}) {
       GPTConfig c = gpt_config(256, L, L == 2 ? 64 : 32, 4, 64, norm);
-      c.norm.set("dyt-alpha0", 0.75f).set("bhyt-lambda", 1.25f);
+      c.norm.set("dyt-alpha0", 0.75f).set("bhyt-lambda-attn", 1.25f).set("bhyt-lambda-mlp", 1.25f);
       Generator gen(100 + L);
       GPT model(c, gen);
       for (const auto& [name, p] : model.named_parameters()) {

@@ -67,10 +67,32 @@ void perturb(const Module& m, Generator& gen) {
   }
 }
 
-std::shared_ptr<Norm> perturbed_norm(const NormKind& kind, int64_t dim, Generator& gen) {
-  auto norm = make_norm(config_of(kind), dim);
+// The kind's default settings, then one setting per other choice of each of its text
+// options (bhyt-form code, dyt-beta off): each choice builds another layer, and each
+// gets the layer checks.
+std::vector<std::pair<std::string, NormConfig>> settings_of(const NormKind& kind) {
+  std::vector<std::pair<std::string, NormConfig>> out = {{"defaults", config_of(kind)}};
+  for (const NormOption& o : kind.options)
+    for (size_t i = 0; i < o.choices.size(); ++i) {
+      NormConfig c = config_of(kind);
+      if ((double)i == c.option(o.name)) continue;
+      c.set_choice(o.name, o.choices[i]);
+      out.push_back({"--" + o.name + " " + o.choices[i], c});
+    }
+  return out;
+}
+
+std::shared_ptr<Norm> perturbed_norm(const NormConfig& config, int64_t dim, Generator& gen) {
+  auto norm = make_norm(config, dim);
   perturb(*norm, gen);
   return norm;
+}
+
+// The final norm's settings: the blocks' settings with the kind it builds at ln_f.
+NormConfig final_config_of(const NormConfig& blocks) {
+  NormConfig c = blocks;
+  c.name = final_norm_kind(blocks.name, "");
+  return c;
 }
 
 bool all_finite(const Tensor& t) {
@@ -124,8 +146,13 @@ struct GPTFixture {
   GPTConfig config;
   Generator gen{77};
   std::unique_ptr<GPT> model;
-  explicit GPTFixture(const NormKind& kind, int64_t layers = 2) {
-    config = gpt_config(32, layers, 16, 2, 8, kind.name);
+  explicit GPTFixture(const NormKind& kind, int64_t layers = 2, const std::string& block = "pre") {
+    config = gpt_config(32, layers, 16, 2, 8, kind.name, block);
+    if (block == "llama") {  // what --block llama implies (train/flags/gpt_flags.cpp)
+      config.mlp = "swiglu";
+      config.bias = false;
+      config.tied_head = false;
+    }
     config.norm = config_of(kind);
     model = std::make_unique<GPT>(config, gen);
     perturb(*model, gen);
@@ -135,53 +162,59 @@ struct GPTFixture {
 // ---------------------------------------------------------------------------- checks
 
 void forward_equals_composite(const NormKind& kind) {
-  Generator gen(11);
-  const int64_t C = 16;
-  auto norm = perturbed_norm(kind, C, gen);
-  Tensor x = add_scalar(gen.normal({2, 5, C}, 0.0f, 1.5f), 0.3f);  // off-centre tokens
-  Tensor up = gen.normal({2, 5, C});
-  const Pass fused = run_pass(*norm, x, up, true), composite = run_pass(*norm, x, up, false);
-  if (kind.fused_ops.empty()) {
-    INFO("a kind without fused_ops runs its composite: forward must record the composite's ops");
-    CHECK(fused.root_op == composite.root_op);
-  } else {
-    INFO("forward records '" << fused.root_op << "', which the kind's fused_ops must list");
-    CHECK(std::count(kind.fused_ops.begin(), kind.fused_ops.end(), fused.root_op) == 1);
-  }
-  CHECK_CLOSE(fused.y, composite.y, 1e-4, 1e-5);
-  CHECK_CLOSE(fused.dx, composite.dx, 1e-4, 1e-5);
-  const auto params = norm->named_parameters();
-  for (size_t i = 0; i < params.size(); ++i) {
-    INFO("gradient of " << params[i].first);
-    CHECK_CLOSE(fused.dparams[i], composite.dparams[i], 1e-4, 1e-5);
+  for (const auto& [setting, config] : settings_of(kind)) {
+    INFO("settings: " << setting);
+    Generator gen(11);
+    const int64_t C = 16;
+    auto norm = perturbed_norm(config, C, gen);
+    Tensor x = add_scalar(gen.normal({2, 5, C}, 0.0f, 1.5f), 0.3f);  // off-centre tokens
+    Tensor up = gen.normal({2, 5, C});
+    const Pass fused = run_pass(*norm, x, up, true), composite = run_pass(*norm, x, up, false);
+    if (kind.fused_ops.empty()) {
+      INFO("a kind without fused_ops runs its composite: forward must record the composite's ops");
+      CHECK(fused.root_op == composite.root_op);
+    } else {
+      INFO("forward records '" << fused.root_op << "', which the kind's fused_ops must list");
+      CHECK(std::count(kind.fused_ops.begin(), kind.fused_ops.end(), fused.root_op) == 1);
+    }
+    CHECK_CLOSE(fused.y, composite.y, 1e-4, 1e-5);
+    CHECK_CLOSE(fused.dx, composite.dx, 1e-4, 1e-5);
+    const auto params = norm->named_parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      INFO("gradient of " << params[i].first);
+      CHECK_CLOSE(fused.dparams[i], composite.dparams[i], 1e-4, 1e-5);
+    }
   }
 }
 
 void composite_gradcheck(const NormKind& kind) {
-  Generator gen(12);
-  const int64_t C = 8;
-  auto norm = perturbed_norm(kind, C, gen);
-  Tensor x = add_scalar(gen.normal({2, 3, C}, 0.0f, 1.5f), 0.3f);
-  REQUIRE(away_from_kinks(kind, *norm, x, gen, 0.1));
-  CHECK_GRADCHECK(gradcheck([&](const std::vector<Var>& v) { return norm->composite(v[0]); }, {x}));
+  for (const auto& [setting, config] : settings_of(kind)) {
+    INFO("settings: " << setting);
+    Generator gen(12);
+    const int64_t C = 8;
+    auto norm = perturbed_norm(config, C, gen);
+    Tensor x = add_scalar(gen.normal({2, 3, C}, 0.0f, 1.5f), 0.3f);
+    REQUIRE(away_from_kinks(kind, *norm, x, gen, 0.1));
+    CHECK_GRADCHECK(gradcheck([&](const std::vector<Var>& v) { return norm->composite(v[0]); }, {x}));
 
-  const Tensor r = gen.normal(x.shape());
-  auto loss = [&] {
-    NoGradGuard no_graph;
-    const std::vector<float> y = norm->composite(Var(x)).value().to_vector(), w = r.to_vector();
-    double s = 0;
-    for (size_t i = 0; i < y.size(); ++i) s += (double)y[i] * w[i];
-    return s;
-  };
-  norm->zero_grad();
-  norm->composite(Var(x)).backward(r);
-  CHECK(check_parameter_gradients(*norm, loss, gen, 4, kind.name) > 0);
+    const Tensor r = gen.normal(x.shape());
+    auto loss = [&] {
+      NoGradGuard no_graph;
+      const std::vector<float> y = norm->composite(Var(x)).value().to_vector(), w = r.to_vector();
+      double s = 0;
+      for (size_t i = 0; i < y.size(); ++i) s += (double)y[i] * w[i];
+      return s;
+    };
+    norm->zero_grad();
+    norm->composite(Var(x)).backward(r);
+    CHECK(check_parameter_gradients(*norm, loss, gen, 4, kind.name) > 0);
+  }
 }
 
-void shapes_and_hard_inputs(const NormKind& kind) {
+void shapes_and_hard_inputs_with(const NormKind& kind, const NormConfig& config) {
   Generator gen(13);
   const int64_t C = 16;
-  auto norm = perturbed_norm(kind, C, gen);
+  auto norm = perturbed_norm(config, C, gen);
   struct Input {
     const char* what;
     Tensor x;
@@ -209,6 +242,13 @@ void shapes_and_hard_inputs(const NormKind& kind) {
       }
     }
   if (!kind.ends_bounded()) CHECK_FALSE(norm->bounded_arg_value(inputs[0].x).defined());
+}
+
+void shapes_and_hard_inputs(const NormKind& kind) {
+  for (const auto& [setting, config] : settings_of(kind)) {
+    INFO("settings: " << setting);
+    shapes_and_hard_inputs_with(kind, config);
+  }
 }
 
 // Every block variant (nn/block.h) wires the layer as defined, at each of its sites:
@@ -266,7 +306,15 @@ void gpt_names_and_checkpoint(const NormKind& kind) {
     site_params("blocks." + std::to_string(l) + ".ln1", NormPlace::Attention);
     site_params("blocks." + std::to_string(l) + ".ln2", NormPlace::Mlp);
   }
-  site_params("ln_f", NormPlace::Final);
+  // ln_f: the kind's default final norm (an RMSNorm for bhyt), with the same settings
+  {
+    std::vector<std::pair<std::string, Shape>> want, got;
+    for (const auto& [name, p] : make_norm(final_config_of(f.config.norm), f.config.dim, NormPlace::Final)->named_parameters())
+      want.push_back({"ln_f." + name, p.shape()});
+    for (const auto& [name, p] : f.model->named_parameters())
+      if (name.rfind("ln_f.", 0) == 0) got.push_back({name, p.shape()});
+    CHECK(got == want);
+  }
 
   // the description names the kind and its options, and reads back to the same model
   const std::string description = describe_gpt(f.config);
@@ -352,44 +400,52 @@ void resume_equals_straight_run(const NormKind& kind) {
   CHECK(resumed.final_val_loss == straight.final_val_loss);
 }
 
+// on the GPT-2 block and on the Llama block, whose queries and keys are rotated by
+// their positions: the cache must rotate the new ones at theirs
 void kv_cache(const NormKind& kind) {
-  GPTFixture f(kind);
-  f.model->eval();
-  if (kind.approximates_site2) {
-    CHECK_FALSE(f.model->supports_cache());
+  for (const char* block : {"pre", "llama"}) {
+    INFO("block " << block);
+    GPTFixture f(kind, 2, block);
+    f.model->eval();
+    if (kind.approximates_site2) {
+      CHECK_FALSE(f.model->supports_cache());
+      KVCache cache = f.model->make_cache(2);
+      CHECK_THROWS_AS(f.model->forward_cached(random_ids(f.gen, 2, 3, 32), cache), Error);
+      continue;
+    }
+    REQUIRE(f.model->supports_cache());
+    const Tensor ids = random_ids(f.gen, 2, 8, 32);
+    Tensor whole;
+    {
+      NoGradGuard no_graph;
+      whole = f.model->forward(ids).value();
+    }
     KVCache cache = f.model->make_cache(2);
-    CHECK_THROWS_AS(f.model->forward_cached(random_ids(f.gen, 2, 3, 32), cache), Error);
-    return;
-  }
-  REQUIRE(f.model->supports_cache());
-  const Tensor ids = random_ids(f.gen, 2, 8, 32);
-  Tensor whole;
-  {
-    NoGradGuard no_graph;
-    whole = f.model->forward(ids).value();
-  }
-  KVCache cache = f.model->make_cache(2);
-  int64_t at = 0;
-  for (int64_t piece : {3, 1, 4}) {
-    const Tensor logits = f.model->forward_cached(ids.slice(1, at, at + piece).contiguous(), cache);
-    INFO("tokens " << at << " to " << at + piece);
-    CHECK_CLOSE(logits, whole.slice(1, at, at + piece), 1e-5, 1e-5);
-    at += piece;
+    int64_t at = 0;
+    for (int64_t piece : {3, 1, 4}) {
+      const Tensor logits = f.model->forward_cached(ids.slice(1, at, at + piece).contiguous(), cache);
+      INFO("tokens " << at << " to " << at + piece);
+      CHECK_CLOSE(logits, whole.slice(1, at, at + piece), 1e-5, 1e-5);
+      at += piece;
+    }
   }
 }
 
 void causal(const NormKind& kind) {
-  GPTFixture f(kind);
-  NoGradGuard no_graph;
-  const Tensor ids = random_ids(f.gen, 2, 8, 32);
-  const Tensor logits = f.model->forward(ids).value();
-  for (int64_t t : {0, 4, 7}) {
-    Tensor changed = ids.clone();
-    changed.idata()[8 + t] = (ids.idata()[8 + t] + 5) % 32;
-    const Tensor l2 = f.model->forward(changed).value();
-    INFO("changed token " << t << " of sequence 1");
-    CHECK_CLOSE(l2.slice(1, 0, t), logits.slice(1, 0, t), 0, 1e-6);
-    CHECK_CLOSE(l2.slice(0, 0, 1), logits.slice(0, 0, 1), 0, 1e-6);
+  for (const char* block : {"pre", "llama"}) {
+    INFO("block " << block);
+    GPTFixture f(kind, 2, block);
+    NoGradGuard no_graph;
+    const Tensor ids = random_ids(f.gen, 2, 8, 32);
+    const Tensor logits = f.model->forward(ids).value();
+    for (int64_t t : {0, 4, 7}) {
+      Tensor changed = ids.clone();
+      changed.idata()[8 + t] = (ids.idata()[8 + t] + 5) % 32;
+      const Tensor l2 = f.model->forward(changed).value();
+      INFO("changed token " << t << " of sequence 1");
+      CHECK_CLOSE(l2.slice(1, 0, t), logits.slice(1, 0, t), 0, 1e-6);
+      CHECK_CLOSE(l2.slice(0, 0, 1), logits.slice(0, 0, 1), 0, 1e-6);
+    }
   }
 }
 
@@ -402,18 +458,24 @@ void activation_statistics(const NormKind& kind) {
   for (int64_t l = 0; l < L; ++l)
     for (const char* s : {"ln1", "ln2"}) sites.push_back(find_stat(rows, l, s));
   sites.push_back(find_stat(rows, L, "ln_f"));
+  // ln_f is of the kind's default final norm (an RMSNorm for bhyt, with no saturation)
+  const NormKind& final_kind = norm_kind(final_norm_kind(kind.name, ""));
   for (const ActStat* s : sites) {
     REQUIRE(s);
     INFO("layer " << s->layer << " " << s->site);
-    CHECK(s->has_saturation == kind.ends_bounded());
+    CHECK(s->has_saturation == (s == sites.back() ? final_kind : kind).ends_bounded());
     CHECK(std::isfinite(s->rms));
   }
   const ActStat* all = find_stat(rows, -1, "bounded_all");
   CHECK((all != nullptr) == kind.ends_bounded());
   if (!kind.ends_bounded()) return;
   double mean1 = 0;
-  for (const ActStat* s : sites) mean1 += s->saturation[0] / (double)sites.size();
+  int bounded_sites = 0;
+  for (const ActStat* s : sites) bounded_sites += s->has_saturation;
+  for (const ActStat* s : sites)
+    if (s->has_saturation) mean1 += s->saturation[0] / bounded_sites;
   CHECK(all->saturation[0] == Approx(mean1).margin(1e-12));
+  if (!final_kind.ends_bounded()) return;
 
   // the final norm's row: the saturation of bounded_arg of the stream it reads
   Capture cap;
@@ -506,8 +568,13 @@ void train_gpt_flags(const NormKind& kind) {
     return;
   }
   std::string args = "--norm " + kind.name;
-  for (const NormOption& o : kind.options)
-    if (!std::isnan(o.initial)) args += " --" + o.name + " " + shortest_decimal(o.initial);
+  for (const NormOption& o : kind.options) {
+    if (std::isnan(o.initial)) continue;
+    const std::string value = !o.choices.empty()                 ? o.choices.at((size_t)o.initial)
+                              : o.auto_value && o.initial == 0.0 ? std::string("auto")
+                                                                 : shortest_decimal(o.initial);
+    args += " --" + o.name + " " + value;
+  }
   const RunResult r = run_program(program,
                                   args + " --layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 2 --eval-every 1 "
                                          "--eval-batches 1 --threads 1 --quiet --out " + tmp.sub("run"),
@@ -589,14 +656,27 @@ TEST_CASE("norm registry: each kind declares a name, summary, maker and consiste
       INFO("option " << o.name);
       CHECK(o.lo < o.hi);
       CHECK(!o.help.empty());
-      if (!std::isnan(o.initial)) CHECK((o.initial >= o.lo && o.initial <= o.hi));
+      // a default lies in the range, or is `auto` (0) for an option that takes it, or a
+      // choice's index (checked below)
+      const bool auto_default = o.auto_value && o.initial == 0.0;
+      if (!std::isnan(o.initial) && !auto_default && o.choices.empty()) CHECK((o.initial >= o.lo && o.initial <= o.hi));
       // an option two kinds share is declared alike
       const NormOption& first = norm_option(o.name);
       CHECK((first.initial == o.initial || (std::isnan(first.initial) && std::isnan(o.initial))));
       CHECK(first.lo == o.lo);
       CHECK(first.hi == o.hi);
       CHECK(first.integer == o.integer);
+      CHECK(first.choices == o.choices);
+      CHECK(first.follows == o.follows);
+      CHECK(first.auto_value == o.auto_value);
+      // a text option's default is one of its choices; a followed option is the same kind's
+      if (!o.choices.empty()) CHECK((o.initial >= 0 && o.initial < (double)o.choices.size()));
+      if (!o.follows.empty())
+        CHECK(std::any_of(kind.options.begin(), kind.options.end(),
+                          [&](const NormOption& k) { return k.name == o.follows; }));
+      CHECK(config_of(kind).has(o.name) == (!std::isnan(o.initial) || !o.follows.empty()));
     }
+    if (!kind.default_final_norm.empty()) CHECK(norm_kind(kind.default_final_norm).name == kind.default_final_norm);
     for (NormPlace place : {NormPlace::Attention, NormPlace::Mlp, NormPlace::Final, NormPlace::Embedding})
       CHECK(make_norm(config_of(kind), 4, place) != nullptr);
   }

@@ -144,7 +144,9 @@ TEST_CASE("act_stats: bhyt site-2 variances (approximated, exact) and pre-tanh s
           "[act_stats]") {
   const double kappa = 10.0, eps = 1e-5;
   Generator init93(93);
-  GPT model(tiny("bhyt", 2), init93);
+  GPTConfig c = tiny("bhyt", 2);
+  c.final_norm = "bhyt";  // a BHyT before the head too, so that ln_f's saturation is measured
+  GPT model(c, init93);
   Generator gen(94);
   scramble(model, gen);
   // large lambdas, so that a good share of the pre-tanh arguments exceeds 1, 2 and 3

@@ -16,48 +16,13 @@
 #include "tensor/norms.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
+#include "tests/tensor/double_reference.h"
 #include "tests/test_util.h"
 
 using namespace nl;
+using namespace nl::test;
 
 namespace {
-
-using Vec = std::vector<double>;
-
-Vec to_double(const Tensor& t) {
-  auto v = t.to_vector();
-  return Vec(v.begin(), v.end());
-}
-
-// actual (float32) against expected (double): |a - e| <= tol * |e| + tol * max|e|.
-void check_near(const std::string& what, const Tensor& actual, const Vec& expected, double tol) {
-  double scale = 0.0;
-  for (double e : expected) scale = std::max(scale, std::fabs(e));
-  std::vector<float> ef(expected.begin(), expected.end());
-  INFO(what);
-  CHECK_CLOSE(actual, Tensor::from_vector(ef, actual.shape()), tol, tol * scale);
-}
-
-// Central differences of L(v) = sum(f(v) * r) with respect to every element of v.
-Vec fd_grad(const std::function<Vec(const Vec&)>& f, Vec v, const Vec& r, double h = 1e-6) {
-  auto loss = [&](const Vec& p) {
-    Vec y = f(p);
-    double s = 0.0;
-    for (size_t i = 0; i < y.size(); ++i) s += y[i] * r[i];
-    return s;
-  };
-  Vec g(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    const double keep = v[i];
-    v[i] = keep + h;
-    const double lp = loss(v);
-    v[i] = keep - h;
-    const double lm = loss(v);
-    v[i] = keep;
-    g[i] = (lp - lm) / (2 * h);
-  }
-  return g;
-}
 
 // ---- naive references, one row at a time, everything in double
 

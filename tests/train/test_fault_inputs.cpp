@@ -76,7 +76,7 @@ TEST_CASE("fault inputs: fold_ln and the grid refuse a FIFO in place of what the
 
   // a cell folder of compare_norms whose config.json, or result.json, is a FIFO
   const std::string study = f.tmp.sub("study");
-  const std::string flags = f.recipe + " --norms ln --jobs 1 --out " + study;
+  const std::string flags = f.recipe + " --runs ln --jobs 1 --out " + study;
   RunResult r = run_limited(kCompareNorms, flags, f.tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);

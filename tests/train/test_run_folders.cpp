@@ -122,7 +122,7 @@ TEST_CASE("run folders: the grid keeps finished cells, resumes unfinished ones, 
   REQUIRE(fs::exists(kCompareNorms));
   FakeGptRun f;
   const std::string study = f.tmp.sub("study");
-  const std::string flags = f.recipe + " --norms ln,rms --jobs 1 --out " + study;
+  const std::string flags = f.recipe + " --runs ln,rms --jobs 1 --out " + study;
   require_ok(run_limited(kCompareNorms, flags, f.tmp));
   const std::string ln = study + "/ln", rms = study + "/rms";
   const auto ln_before = snapshot(ln), rms_before = snapshot(rms);

@@ -27,12 +27,32 @@ void add_norm_flags(FlagParser& p, NormConfig& n) {
   // every option the registered kinds declare, as --<option>, checked against its range
   for (const NormOption& o : norm_options()) {
     const std::string flag = "--" + o.name;
+    if (!o.choices.empty()) {
+      p.custom(
+          flag, n.choice(o.name), [&n, o](const std::string& v) { n.set_choice(o.name, v); }, o.help);
+      continue;
+    }
+    // an option that follows another is unset unless given, so that it keeps following
+    const bool own_value = n.options.count(o.name) > 0 || !std::isnan(o.initial);
+    const bool is_auto = o.auto_value && own_value && n.option(o.name) == 0;
     p.custom(
-        flag, n.has(o.name) ? shortest_decimal(n.option(o.name)) : "",
+        flag, is_auto ? "auto" : own_value ? shortest_decimal(n.option(o.name)) : "",
         [&n, o, flag](const std::string& v) {
           if (v.empty()) {
             NL_CHECK(std::isnan(o.initial), flag, " needs a value");
             n.options.erase(o.name);
+            return;
+          }
+          if (o.auto_value) {
+            if (v == "auto") {
+              n.set(o.name, 0);
+              return;
+            }
+            try {
+              n.set(o.name, (double)flag_integer(flag, v, (int64_t)o.lo, (int64_t)o.hi));
+            } catch (const Error&) {
+              fail(flag, " must be auto or an integer in [", (int64_t)o.lo, ", ", (int64_t)o.hi, "], got '", v, "'");
+            }
             return;
           }
           const double x = o.integer ? (double)flag_integer(flag, v, (int64_t)o.lo, (int64_t)o.hi)
@@ -40,7 +60,7 @@ void add_norm_flags(FlagParser& p, NormConfig& n) {
           n.set(o.name, x);
           check_norm_config(n);  // the open upper ends and the integers
         },
-        o.help, FlagRole::Recipe, /*numeric=*/true);
+        o.help + (o.follows.empty() ? "" : " (default: --" + o.follows + "'s value)"), FlagRole::Recipe, /*numeric=*/true);
   }
 }
 
@@ -55,10 +75,17 @@ void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps) {
   p.integer("--warmup", c.warmup, 0, kMaxSteps, "linear warmup steps");
   p.positive("--lr", c.lr, 1e35, "peak learning rate");
   p.real("--min-lr", c.min_lr, 0, 1e35, "learning rate at the end of the cosine (at most --lr)");
-  p.real("--wd", c.wd, 0, 1e6, "AdamW weight decay (2-D weights only)");
+  p.real("--wd", c.wd, 0, 1e6, "AdamW weight decay (of the 2-D weights; every parameter with --wd-all)");
+  p.toggle("--wd-all", c.wd_all, "weight decay on every parameter (gains, biases, scalars too), as DyT's LLaMA recipe");
+  p.real("--beta1", c.beta1, 0, 1, "AdamW's beta1 (in [0, 1))");
+  p.real("--beta2", c.beta2, 0, 1, "AdamW's beta2 (in [0, 1))");
   p.real("--clip", c.clip, 0, 1e30, "global gradient-norm clip (0: off)");
   add_seed_flag(p, c.seed);
-  p.check([&c] { NL_CHECK(c.min_lr <= c.lr, "--min-lr must lie in [0, ", c.lr, "] (--lr), got ", c.min_lr); });
+  p.check([&c] {
+    NL_CHECK(c.min_lr <= c.lr, "--min-lr must lie in [0, ", c.lr, "] (--lr), got ", c.min_lr);
+    NL_CHECK(c.beta1 < 1.0f, "--beta1 must lie in [0, 1), got ", c.beta1);
+    NL_CHECK(c.beta2 < 1.0f, "--beta2 must lie in [0, 1), got ", c.beta2);
+  });
 }
 
 void add_threads_flag(FlagParser& p, int& threads) {

@@ -16,12 +16,14 @@ namespace nl {
 // --layers --dim --heads: the transformer trunk, GPT and ViT alike.
 void add_trunk_flags(FlagParser& p, int64_t& layers, int64_t& dim, int64_t& heads);
 
-// --norm and each kind's options: --dyt-alpha0 --bhyt-lambda --bhyt-lambda-attn
-// --bhyt-lambda-mlp --bhyt-p --bhyt-refresh.
+// --norm and each kind's options (nn/norms/*.cpp declare them): --dyt-alpha0
+// --dyt-alpha0-attn --dyt-alpha0-mlp --dyt-alpha0-final --dyt-beta --bhyt-lambda
+// --bhyt-lambda-attn --bhyt-lambda-mlp --bhyt-p --bhyt-refresh --bhyt-form.
 void add_norm_flags(FlagParser& p, NormConfig& norm);
 
-// The optimizer and its schedule: --batch --steps --warmup --lr --min-lr --wd --clip
-// --seed. min_steps: the smallest --steps (0 where --epochs can set the length).
+// The optimizer and its schedule: --batch --steps --warmup --lr --min-lr --wd --wd-all
+// --beta1 --beta2 --clip --seed. min_steps: the smallest --steps (0 where --epochs can
+// set the length).
 void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps = 1);
 
 // How the run runs and is kept safe: --eval-every --threads --device --out --resume

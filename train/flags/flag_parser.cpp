@@ -124,6 +124,8 @@ struct FlagParser::Impl {
   std::vector<std::function<void()>> checks;
   std::string config_path;  // only for --help
   std::vector<std::string> omitted;
+  std::vector<std::pair<std::string, std::function<std::vector<std::string>(const std::string&)>>> implications;
+  std::vector<std::pair<std::string, std::function<std::string()>>> infos;
 
   Impl(std::string p, std::string s) : program(std::move(p)), summary(std::move(s)), app(summary, program) {
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -175,6 +177,31 @@ struct FlagParser::Impl {
       for (const std::string& a : config_flags(path)) out.push_back(a);
     }
     return out;
+  }
+
+  // args with every implication's flags put in front, in the order they were added
+  std::vector<std::string> expand_implied(std::vector<std::string> args) {
+    for (const auto& [flag, expand] : implications) {
+      const Entry* e = find(flag);
+      std::string value = e ? e->raw : "";
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == flag && i + 1 < args.size()) value = args[++i];
+        else if (args[i].rfind(flag + "=", 0) == 0) value = args[i].substr(flag.size() + 1);
+      }
+      std::vector<std::string> implied;
+      const std::vector<std::string> all = expand(value);
+      for (size_t i = 0; i < all.size(); ++i) {
+        const Entry* f = find(all[i]);
+        const bool with_value = !f || f->kind != Kind::Toggle;
+        if (!f || f->option) {  // not omitted
+          implied.push_back(all[i]);
+          if (with_value && i + 1 < all.size()) implied.push_back(all[i + 1]);
+        }
+        if (with_value) ++i;
+      }
+      args.insert(args.begin(), implied.begin(), implied.end());
+    }
+    return args;
   }
 
   std::vector<std::string> config_flags(const std::string& path) {
@@ -313,6 +340,17 @@ void FlagParser::omit(const std::vector<std::string>& flags) {
 
 void FlagParser::check(std::function<void()> c) { impl_->checks.push_back(std::move(c)); }
 
+void FlagParser::implies(const std::string& flag,
+                         std::function<std::vector<std::string>(const std::string& value)> expand) {
+  NL_CHECK(impl_->find(flag), impl_->program, ": internal: ", flag, " implies flags but was never declared");
+  impl_->implications.emplace_back(flag, std::move(expand));
+}
+
+void FlagParser::info(const std::string& flag, const std::string& help, std::function<std::string()> print) {
+  impl_->app.add_flag(flag, help);
+  impl_->infos.emplace_back(flag, std::move(print));
+}
+
 bool FlagParser::parse(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
@@ -321,16 +359,22 @@ bool FlagParser::parse(int argc, const char* const* argv) {
 
 bool FlagParser::parse(const std::vector<std::string>& given_args) {
   Impl& m = *impl_;
-  for (const std::string& a : given_args)
+  for (const std::string& a : given_args) {
     if (a == "--help" || a == "-h") {
       std::printf("%s", help().c_str());
       return false;
     }
+    for (const auto& [flag, print] : m.infos)
+      if (a == flag) {
+        std::printf("%s", print().c_str());
+        return false;
+      }
+  }
   for (size_t i = 0; i < given_args.size(); ++i)
     NL_CHECK(valid_utf8(given_args[i]), "argument ", i + 1,
              i > 0 && given_args[i - 1].rfind("--", 0) == 0 ? " (after " + given_args[i - 1] + ")" : std::string(),
              " is not valid UTF-8 text: every value is recorded in config.json, which holds UTF-8 only");
-  std::vector<std::string> args = m.expand_config(given_args);
+  std::vector<std::string> args = m.expand_implied(m.expand_config(given_args));
   // CLI11 would take `--quiet=1`; a switch has no value to give
   for (const std::string& a : args) {
     const size_t eq = a.find('=');

@@ -78,8 +78,21 @@ class FlagParser {
   // order once every flag has its value; it throws nl::Error naming the flag.
   void check(std::function<void()> check);
 
-  // Parses argv and runs the checks. Returns false when --help was asked for (the help
-  // is printed). Throws nl::Error: an unknown flag, a missing or malformed value, a
+  // A declared flag whose value stands for other flags (--recipe NAME, --block llama):
+  // `expand` returns them for the value the flag ends with (its last occurrence, else
+  // its default), and parse() puts them before the command line, so that the command
+  // line's own flags override them wherever they stand; values() then records the
+  // expanded values. Expansions run in the order they were added, each over the
+  // arguments the earlier ones produced (a recipe may set --block llama). Flags the
+  // program omits are left out of an expansion: the program sets them itself.
+  // `expand` throws nl::Error naming the flag for a value it does not know.
+  void implies(const std::string& flag, std::function<std::vector<std::string>(const std::string& value)> expand);
+  // A flag that prints what `print` returns, as --help prints the help: parse() then
+  // returns false (--list-recipes).
+  void info(const std::string& flag, const std::string& help, std::function<std::string()> print);
+
+  // Parses argv and runs the checks. Returns false when --help (or an info flag) was
+  // asked for (the help is printed). Throws nl::Error: an unknown flag, a missing or malformed value, a
   // value out of range, a --config file that cannot be read or holds unknown flags.
   bool parse(int argc, const char* const* argv);
   bool parse(const std::vector<std::string>& args);  // the arguments after the program name

@@ -9,23 +9,50 @@
 #include "nn/norms/registry.h"
 #include "tensor/error.h"
 #include "train/flags/families.h"
+#include "train/flags/recipes.h"
 #include "train/safety/distributed.h"
 #include "train/safety/limits.h"
 
 namespace nl {
 
+namespace {
+
+// --bias on|off, --tied-head on|off
+void on_off(FlagParser& p, const std::string& flag, bool& target, const std::string& help) {
+  p.custom(
+      flag, target ? "on" : "off",
+      [&target, flag](const std::string& v) {
+        NL_CHECK(v == "on" || v == "off", flag, ": unknown value '", v, "' (choose one of: on, off)");
+        target = v == "on";
+      },
+      help);
+}
+
+}  // namespace
+
 void add_gpt_model_flags(FlagParser& p, GPTConfig& m) {
   add_trunk_flags(p, m.layers, m.dim, m.heads);
   p.integer("--seq", m.context, 1, 65536, "sequence length (the model's context)");
   p.choice("--block", m.block, block_names(),
-           "pre (Pre-LN) | peri (Peri-LN) | lns (LayerNorm Scaling: norm outputs of layer l times 1/sqrt(l))");
+           "pre (Pre-LN) | peri (Peri-LN) | lns (LayerNorm Scaling: norm outputs of layer l times 1/sqrt(l)) | "
+           "llama (Pre-LN with rotary position embeddings and no learned ones; also sets --mlp swiglu --bias off "
+           "--tied-head off unless they are given)");
   p.choice("--mlp", m.mlp, mlp_names(), "gelu (fc 4C, GELU) | swiglu (gated SiLU, hidden round(8C/3))");
   p.choice("--attn", m.attn, attention_names(),
            "standard | diff (differential attention, Ye et al. 2025: two softmax maps subtracted with a learnt "
            "lambda, per-head RMSNorm; --heads differential heads of 2 query/key pairs each)");
+  on_off(p, "--bias", m.bias, "biases in the blocks' linears (qkv, proj, fc): on | off (the head never has one)");
+  on_off(p, "--tied-head", m.tied_head,
+         "the head is the token embedding (on) or its own weight lm_head, N(0, 0.02) (off)");
+  p.implies("--block", [](const std::string& block) {
+    return block == "llama" ? std::vector<std::string>{"--mlp", "swiglu", "--bias", "off", "--tied-head", "off"}
+                            : std::vector<std::string>{};
+  });
   std::vector<std::string> final_norms = {""};
   for (const NormKind& k : norm_kinds()) final_norms.push_back(k.name);
-  p.choice("--final-norm", m.final_norm, final_norms, "the norm before the head (empty: --norm)");
+  p.choice("--final-norm", m.final_norm, final_norms,
+           "the norm before the head (empty: the --norm kind's default, an RMSNorm for bhyt and bhyt-exact, the "
+           "norm itself for the others)");
   p.custom(
       "--emb-scale", m.emb_scale0 > 0 ? shortest_decimal(m.emb_scale0) : "none",
       [&m](const std::string& v) {
@@ -41,6 +68,7 @@ void add_gpt_model_flags(FlagParser& p, GPTConfig& m) {
 }
 
 void add_gpt_run_flags(FlagParser& p, GPTRunConfig& c) {
+  add_recipe_flags(p, c.recipe);  // first: its flags come before the command line's
   add_gpt_model_flags(p, c.model);
   add_schedule_flags(p, c);
   add_data_flag(p, c.data_dir, "the fortunes text");

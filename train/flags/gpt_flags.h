@@ -8,11 +8,14 @@
 
 namespace nl {
 
-// --seq --block --mlp --final-norm --emb-scale --dropout, the trunk and the norm flags.
+// --seq --block --mlp --bias --tied-head --final-norm --emb-scale --dropout, the trunk
+// and the norm flags. --block llama implies --mlp swiglu --bias off --tied-head off
+// (FlagParser::implies: flags given override them).
 void add_gpt_model_flags(FlagParser& p, GPTConfig& model);
 
-// The whole run: model, schedule, run, and the data: --data --train-bytes --eval-batches.
-// Its checks include the memory the run would need.
+// The whole run: --recipe and --list-recipes (train/flags/recipes.h), model, schedule,
+// run, and the data: --data --train-bytes --eval-batches. Its checks include the memory
+// the run would need.
 void add_gpt_run_flags(FlagParser& p, GPTRunConfig& c);
 
 // Runs every check of add_gpt_run_flags over c (throws nl::Error naming the flag), and

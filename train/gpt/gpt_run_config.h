@@ -11,6 +11,9 @@
 namespace nl {
 
 struct GPTRunConfig : TrainConfig {
+  // the named recipe the flags started from (train/flags/recipes.h; empty: none); its
+  // flags are already in the fields below, config.json records both
+  std::string recipe;
   GPTConfig model;
   std::string data_dir = "/usr/share/games/fortunes";
   int64_t train_bytes = -1;  // keep only the first N training bytes (-1: all)

@@ -47,11 +47,12 @@ void restore_c_attn_caches(GPT& model, const std::string& text) {
 }  // namespace
 
 GPTTask::GPTTask(const GPTRunConfig& c) : c_(c), device_(c.device == "cuda" ? Device::CUDA : Device::CPU) {
+  c_.model.norm = resolve_for_run(c.model.norm, c.steps);  // --bhyt-refresh auto; the description records the value
   const int64_t T = c.model.context;
   data_ = load_fortunes(c.data_dir, c.train_bytes);
   NL_CHECK((int64_t)data_.val.size() > T, "validation text of ", data_.val.size(), " bytes is too short for --seq ", T);
   Generator init_gen(c.seed);
-  model_ = std::make_unique<GPT>(c.model, init_gen);
+  model_ = std::make_unique<GPT>(c_.model, init_gen);
   model_->dropout_gen.manual_seed(c.seed + 4);
   model_->to(device_);  // before the loop flattens: the flat buffers and the optimizer state follow
   model_->set_probe(&rms_);

@@ -145,7 +145,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   const int64_t shard = c.batch / dist::world_size(), shard_start = shard * dist::rank();
 
   FlatParameters flat = flatten_parameters(task.model());
-  AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd});
+  AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd, c.wd_all});
   const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
   NL_CHECK(!c.recipe_keys.empty(), "train: internal: the run's recipe keys are not set");
   // every check comes before the first write: the folder (again, just before it is

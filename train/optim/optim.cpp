@@ -7,10 +7,10 @@
 namespace nl {
 namespace {
 
-// Weight decay for 2-D weights only, as nanoGPT and llm.c.
-ParamSegments segments_of(const FlatParameters& params) {
+// Weight decay for 2-D weights only, as nanoGPT and llm.c, or for every parameter.
+ParamSegments segments_of(const FlatParameters& params, bool decay_all = false) {
   std::vector<bool> decay;
-  for (auto& [name, p] : params.params) decay.push_back(p.value().dim() >= 2);
+  for (auto& [name, p] : params.params) decay.push_back(decay_all || p.value().dim() >= 2);
   return make_param_segments(params.offsets, params.values.numel(), decay, params.values.device());
 }
 
@@ -24,7 +24,7 @@ Tensor zeros_like_values(const FlatParameters& params) {
 AdamW::AdamW(FlatParameters& params, AdamWConfig c) : config(c), params_(params) {
   m = zeros_like_values(params);
   v = zeros_like_values(params);
-  segments_ = segments_of(params);
+  segments_ = segments_of(params, c.decay_all);
 }
 
 void AdamW::step(float lr) {

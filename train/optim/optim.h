@@ -13,10 +13,13 @@ namespace nl {
 //
 // AdamW as torch.optim.AdamW computes it (decoupled weight decay):
 //   p <- p (1 - lr wd)                       only for 2-D weights, as nanoGPT and llm.c
+//                                            (every parameter with decay_all, as
+//                                            torch.optim.AdamW over model.parameters())
 //   m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2
 //   p <- p - (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 struct AdamWConfig {
   float beta1 = 0.9f, beta2 = 0.99f, eps = 1e-8f, weight_decay = 0.1f;
+  bool decay_all = false;
 };
 
 class AdamW {
@@ -30,7 +33,7 @@ class AdamW {
   AdamWConfig config;
  private:
   FlatParameters& params_;
-  ParamSegments segments_;  // where each parameter sits; decay for those with >= 2 dims
+  ParamSegments segments_;  // where each parameter sits; decay for those with >= 2 dims (or all)
   int64_t t_ = 0;
 };
 

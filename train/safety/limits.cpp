@@ -55,8 +55,9 @@ std::string gib(double bytes) {
 double gpt_parameters(const GPTConfig& m) {
   const double d = (double)m.dim, L = (double)m.layers;
   // per block: attention 4 d^2, the MLP 8 d^2 (gelu's 4d hidden; swiglu's three round(8d/3)
-  // matrices), biases and norms about 13 d; the embeddings (vocab + context) d
-  return L * (12.0 * d * d + 13.0 * d) + ((double)m.vocab + (double)m.context) * d;
+  // matrices), biases and norms about 13 d; the embeddings (vocab + context) d, and an
+  // untied head another vocab d
+  return L * (12.0 * d * d + 13.0 * d) + ((double)m.vocab * (m.tied_head ? 1.0 : 2.0) + (double)m.context) * d;
 }
 
 double gpt_forward_bytes(const GPTConfig& m, int64_t rows, bool training) {

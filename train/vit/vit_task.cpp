@@ -55,8 +55,9 @@ EvalResult evaluate_vit(ViT& model, const ImageSet& set, float mean, float std, 
 ViTTask::ViTTask(const ViTRunConfig& c) : c_(c), device_(c.device == "cuda" ? Device::CUDA : Device::CPU) {
   data_ = load_fashion_mnist(c.data_dir, c.val_size, c.split_seed, c.train_images);
   NL_CHECK(steps() > 0, "--epochs ", c.epochs, " gives no training step");
+  c_.model.norm = resolve_for_run(c.model.norm, steps());  // --bhyt-refresh auto; the description records the value
   Generator init_gen(c.seed);
-  model_ = std::make_unique<ViT>(c.model, init_gen);
+  model_ = std::make_unique<ViT>(c_.model, init_gen);
   model_->to(device_);  // before the loop flattens: the flat buffers and the optimizer state follow
   model_->set_probe(&rms_);
   batcher_ = std::make_unique<ImageBatcher>(data_.train, data_.mean, data_.std, c.augment, c.seed + 1);
