@@ -124,7 +124,7 @@ TEST_CASE("demo rows: val loss against ln on the same block, and the status agai
 
 namespace {
 
-const std::string kCompare = NL_BUILD_DIR "/compare_norms";
+const std::string kCompare = ::nl::test::build_dir() + "/compare_norms";
 const std::string kTiny =
     "--layers 2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --warmup 1 --eval-every 2 --eval-batches 1 "
     "--jobs 2";

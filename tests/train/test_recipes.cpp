@@ -182,7 +182,7 @@ TEST_CASE("recipes: the listing names every recipe with its flags and source, an
 }
 
 TEST_CASE("recipes: train_gpt --list-recipes exits 0; --recipe nope is one error line and exit 2", "[recipes][cli]") {
-  const std::string program = NL_BUILD_DIR "/train_gpt";
+  const std::string program = ::nl::test::build_dir() + "/train_gpt";
   if (!fs::exists(program)) {
     FAIL_CHECK(program << " is not built");
     return;
