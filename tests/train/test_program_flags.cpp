@@ -1,13 +1,16 @@
 // Every program refuses bad flags the same way (issue 18): each program in apps/ (read
 // from the folder, so a new program is covered without a change here) is given an
 // unknown flag, and, where its --help lists them, --threads 0, --seed -1, --seeds -1,
-// --jobs -1, --doc into /proc, --reuse of a study never run. Each must exit 2 with one line naming the flag, and write nothing: it runs
+// --jobs -1, --dim 0, --lr nan, --doc into /proc, --reuse of a study never run. Each must
+// exit 2 with one line naming the flag, the same line in every program that shares the
+// flag (after "program: error: "), and write nothing: it runs
 // in an empty folder of its own (where its default --out and --doc would land), which
 // must stay empty, and the --out it is given must not appear.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "tests/train/run_fixtures.h"
@@ -31,6 +34,7 @@ std::vector<std::string> programs_in_apps() {
 TEST_CASE("program flags: every program in apps/ refuses bad flags with exit 2, one line, no file touched", "[cli]") {
   const std::vector<std::string> programs = programs_in_apps();
   REQUIRE(programs.size() >= 7);
+  std::map<std::string, std::map<std::string, std::string>> message_of;  // flag -> program -> its error line
   for (const std::string& name : programs) {
     const std::string program = fs::absolute(build_dir() + "/" + name).string();
     INFO(program);
@@ -45,7 +49,7 @@ TEST_CASE("program flags: every program in apps/ refuses bad flags with exit 2, 
     auto lists = [&](const std::string& flag) { return help.out.find("  " + flag + " ") != std::string::npos; };
 
     std::vector<std::pair<std::string, std::string>> bad = {{"--no-such-flag 1", "--no-such-flag"}};
-    for (const char* flag : {"--threads 0", "--seed -1", "--seeds -1", "--jobs -1"}) {
+    for (const char* flag : {"--threads 0", "--seed -1", "--seeds -1", "--jobs -1", "--dim 0", "--lr nan"}) {
       const std::string f = std::string(flag).substr(0, std::string(flag).find(' '));
       if (lists(f)) bad.emplace_back(flag, f);
     }
@@ -67,6 +71,18 @@ TEST_CASE("program flags: every program in apps/ refuses bad flags with exit 2, 
       CHECK(fs::is_empty(work));
       CHECK_FALSE(fs::exists(out));
       CHECK_FALSE(fs::exists(tmp.sub("report.md")));
+      const std::string prefix = name + ": error: ";
+      if (flag != "--no-such-flag" && flag != "--doc" && flag != "--reuse" && r.err.rfind(prefix, 0) == 0)
+        message_of[args][name] = r.err.substr(prefix.size());
+    }
+  }
+  // one definition per flag: the same value is refused in the same words everywhere
+  for (const auto& [args, by_program] : message_of) {
+    REQUIRE_FALSE(by_program.empty());
+    const auto& [first_program, first_message] = *by_program.begin();
+    for (const auto& [program, message] : by_program) {
+      INFO(args << ": " << first_program << " says '" << first_message << "', " << program << " says '" << message << "'");
+      CHECK(message == first_message);
     }
   }
 }
