@@ -3,6 +3,8 @@
 //   [needs-fashion-mnist]  the four files of Debian's dataset-fashion-mnist
 //   [needs-mpi]            mpirun and this build's MPI twin (<build>-mpi/train_gpt)
 //   [needs-unshare]        `unshare -rm`: a private user and mount namespace
+//   [needs-address-limit]  this build's programs start under `ulimit -v` (not under
+//                          AddressSanitizer, whose shadow memory reserves terabytes)
 // scripts/run-tests.sh first runs each one's hidden probe ([needs-fortunes-probe], ...,
 // tests/train/test_needs_probes.cpp), and where a resource is missing it leaves that
 // resource's tests out and counts them as skipped, naming the reason. So a test that
@@ -62,6 +64,19 @@ inline std::string missing_unshare() {
   if (std::system("unshare -rm true >/dev/null 2>&1") == 0) return "";
   return "unshare -rm (a private user and mount namespace) fails here: util-linux is missing, or the kernel "
          "allows no unprivileged user namespaces";
+}
+
+// The address-space limit the memory fault tests run the programs under (`ulimit -v`,
+// KiB): 1.4 GiB, where the tiny runs map about 0.3 GiB (OpenBLAS's buffers among it).
+constexpr long kAddressLimitKib = 1500000;
+
+inline std::string missing_address_limit() {
+  const std::string program = build_dir() + "/train_gpt";
+  const std::string cmd = "timeout -k 5 60 bash -c 'ulimit -v " + std::to_string(kAddressLimitKib) + "; exec " +
+                          program + " --help' >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) == 0) return "";
+  return program + " does not start under ulimit -v " + std::to_string(kAddressLimitKib) +
+         " (a sanitizer build reserves more address space than that)";
 }
 
 }  // namespace nl::test

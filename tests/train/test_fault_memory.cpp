@@ -19,6 +19,7 @@
 #include "tensor/allocator.h"
 #include "tensor/tensor.h"
 #include "tests/fake_fashion_mnist.h"
+#include "tests/needs.h"
 #include "tests/train/run_fixtures.h"
 #include "train/flags/program.h"
 #include "train/io/safetensors.h"
@@ -30,10 +31,10 @@ using namespace nl::test;
 
 namespace {
 
-// 1.4 GiB of address space: the tiny runs map about 0.3 GiB (OpenBLAS's buffers among
-// it). Below about 0.2 GiB OpenBLAS's loader retries its buffer's mmap forever, before
-// main runs: the time limit turns that into exit 124.
-constexpr long kLimitKib = 1500000;
+// The limit is tests/needs.h's kAddressLimitKib. Below about 0.2 GiB OpenBLAS's loader
+// retries its buffer's mmap forever, before main runs: the time limit turns that into
+// exit 124.
+constexpr long kLimitKib = kAddressLimitKib;
 
 // `program args` under ulimit -v: exit 2 (not a signal), one line naming every needle,
 // and `out` never made.
@@ -51,7 +52,9 @@ void expect_refused_under_limit(const std::string& program, const std::string& a
 
 }  // namespace
 
-TEST_CASE("fault memory: each setting that scales memory is refused by the estimate under ulimit -v", "[fault][cli]") {
+TEST_CASE("fault memory: each setting that scales memory is refused by the estimate under ulimit -v",
+          "[fault][cli][needs-address-limit]") {
+  REQUIRE_RESOURCE(missing_address_limit());
   REQUIRE(fs::exists(kTrainGpt));
   REQUIRE(fs::exists(kTrainVit));
   FakeGptRun f;
