@@ -136,7 +136,9 @@ TEST_CASE("attention op: forward + backward peak memory grows with T, not T^2", 
 TEST_CASE("attention_qkv equals slice, attention, merge: values and the qkv gradient", "[grad][attention]") {
   Generator gen(85);
   for (bool causal : {true, false})
-    for (const auto& [B, T, H, hd] : std::vector<std::array<int64_t, 4>>{{2, 7, 2, 8}, {3, 65, 4, 16}, {1, 1, 1, 4}}) {
+    for (const auto& shape : std::vector<std::array<int64_t, 4>>{{2, 7, 2, 8}, {3, 65, 4, 16}, {1, 1, 1, 4}}) {
+      // plain locals, not a structured binding: the lambda below captures them (C++17)
+      const int64_t B = shape[0], T = shape[1], H = shape[2], hd = shape[3];
       INFO("B " << B << " T " << T << " H " << H << " hd " << hd << (causal ? " causal" : " full"));
       const int64_t C = H * hd;
       const Tensor x = gen.normal({B, T, 3 * C}), dout = gen.normal({B, T, C});
