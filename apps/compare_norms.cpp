@@ -1,6 +1,6 @@
 // compare_norms: the runner behind `make demo` (studies/compare/compare_norms.h).
-//   build/release/compare_norms                          # the five norms, the demo recipe
-//   build/release/compare_norms --norms ln,cbwc --steps 200 --out runs/cmp
+//   build/release/compare_norms                          # the ten runs of make demo
+//   build/release/compare_norms --runs ln,cbwc,bhyt-released --steps 200 --out runs/cmp
 //   build/release/compare_norms --reuse --out runs/demo  # the report again, from results.json
 #include "studies/compare/compare_norms.h"
 #include "tensor/threads.h"

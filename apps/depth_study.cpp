@@ -4,20 +4,6 @@
 //   build/release/depth_study --reuse                # the report again, from OUT/results.json
 //   mpirun -np 4 build/release-mpi/depth_study       # the grid dealt out over 4 ranks (make MPI=1)
 #include "studies/depth/depth_study.h"
-#include "tensor/threads.h"
-#include "train/flags/program.h"
-#include "train/safety/distributed.h"
-#include "train/safety/stop_signals.h"
+#include "studies/report/study.h"
 
-using namespace nl;
-
-int main(int argc, char** argv) {
-  bound_thread_spinning(argv);
-  dist::init(&argc, &argv);  // under mpirun the ranks share the grid (studies/grid/grid.h)
-  const int code = run_program("depth_study", [&] {
-    install_stop_signals("depth_study");
-    return depth_study_main(std::vector<std::string>(argv + 1, argv + argc));
-  });
-  dist::finalize();
-  return code;
-}
+int main(int argc, char** argv) { return nl::run_study_program("depth_study", argc, argv, nl::depth_study_main); }

@@ -5,20 +5,6 @@
 //   build/release/regime_study --reuse                 # the report again, from OUT/results.json
 //   mpirun -np 4 build/release-mpi/regime_study        # the grid dealt out over 4 ranks (make MPI=1)
 #include "studies/regime/regime_study.h"
-#include "tensor/threads.h"
-#include "train/flags/program.h"
-#include "train/safety/distributed.h"
-#include "train/safety/stop_signals.h"
+#include "studies/report/study.h"
 
-using namespace nl;
-
-int main(int argc, char** argv) {
-  bound_thread_spinning(argv);
-  dist::init(&argc, &argv);  // under mpirun the ranks share the grid (studies/grid/grid.h)
-  const int code = run_program("regime_study", [&] {
-    install_stop_signals("regime_study");
-    return regime_study_main(std::vector<std::string>(argv + 1, argv + argc));
-  });
-  dist::finalize();
-  return code;
-}
+int main(int argc, char** argv) { return nl::run_study_program("regime_study", argc, argv, nl::regime_study_main); }

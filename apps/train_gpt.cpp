@@ -24,10 +24,8 @@ namespace {
 int train(int argc, char** argv) {
   FlagParser p("train_gpt", "Train a byte-level GPT on Debian's fortunes text and compare normalization layers.");
   TrainGptCommand command;
-  add_train_gpt_flags(p, command);
-  GPTRunConfig& c = command.run;
-  if (!p.parse(argc, argv)) return 0;
-  c.config_json = p.config_json();
+  if (!parse_training_command(p, command, add_train_gpt_flags, argc, argv)) return 0;
+  const GPTRunConfig& c = command.run;
   dist::set_collective_timeout(command.dist_timeout);
   if (command.screen) {
     std::printf("%s", screen_message(screen_dyt(c, command.screening.steps, command.screening.batches)).c_str());

@@ -19,11 +19,8 @@ int main(int argc, char** argv) {
   return run_program("train_vit", [&] {
     FlagParser p("train_vit", "Train a ViT on Debian's Fashion-MNIST and compare normalization layers.");
     TrainVitCommand command;
-    add_train_vit_flags(p, command);
-    ViTRunConfig& c = command.run;
-    if (!p.parse(argc, argv)) return 0;
-    c.config_json = p.config_json();
-    ViTRunResult r = run_vit(c);
+    if (!parse_training_command(p, command, add_train_vit_flags, argc, argv)) return 0;
+    ViTRunResult r = run_vit(command.run);
     if (const int code = report_run_end("train_vit", r.end)) return code;
     if (r.tested)
       std::printf("done: %lld steps, train loss %.4f, val acc %.2f%%, test loss %.4f, test acc %.2f%%, %.0f img/s%s\n",

@@ -157,7 +157,7 @@ Roof measure_roof(const BenchConfig& c) {
 // clipping, AdamW) and a forward-only pass (no graph recorded), each timed alone.
 class StepRunner {
  public:
-  StepRunner(const BenchConfig& bc, const std::string& norm) : bc_(bc), model_(make_config(bc, norm), init_gen_) {
+  StepRunner(const BenchConfig& bc, const std::string& norm) : bc_(bc), model_(bench_gpt_config(bc, norm), init_gen_) {
     flat_ = flatten_parameters(model_);
     optim_ = std::make_unique<AdamW>(flat_, AdamWConfig{0.9f, 0.99f, 1e-8f, 0.1f});
     x_ = Tensor::empty({bc.batch, bc.context}, DType::I32);
@@ -187,16 +187,6 @@ class StepRunner {
   }
 
  private:
-  static GPTConfig make_config(const BenchConfig& bc, const std::string& norm) {
-    GPTConfig mc;
-    mc.vocab = bc.vocab;
-    mc.layers = bc.layers;
-    mc.dim = bc.dim;
-    mc.heads = bc.heads;
-    mc.context = bc.context;
-    mc.norm.name = norm;
-    return mc;
-  }
   // random next-token batches: the step's cost does not depend on the text
   void next_batch() {
     int32_t *px = x_.idata(), *py = y_.idata();
@@ -357,15 +347,8 @@ struct GenerationRow {
 };
 
 GenerationRow generation_speed(const BenchConfig& bc, int threads) {
-  GPTConfig mc;
-  mc.vocab = bc.vocab;
-  mc.layers = bc.layers;
-  mc.dim = bc.dim;
-  mc.heads = bc.heads;
-  mc.context = bc.context;
-  mc.norm.name = "ln";
   Generator gen(1337);
-  GPT model(mc, gen);
+  GPT model(bench_gpt_config(bc, kReferenceNorm), gen);
   model.eval();
   NoGradGuard no_grad;
   const int64_t length = std::min<int64_t>(256, bc.context), V = bc.vocab;

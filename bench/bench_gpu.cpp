@@ -48,15 +48,8 @@ Tensor random_ids(Generator& gen, int64_t B, int64_t T, int64_t V) {
 }
 
 void bench_model(const GpuConfig& c, const std::string& norm, int steps) {
-  GPTConfig mc;
-  mc.vocab = c.vocab;
-  mc.layers = c.layers;
-  mc.dim = c.dim;
-  mc.heads = c.heads;
-  mc.context = c.context;
-  mc.norm.name = norm;
   Generator gen(1337), data(7);
-  GPT model(mc, gen);
+  GPT model(bench_gpt_config(c, norm), gen);
   model.to(Device::CUDA);
   FlatParameters flat = flatten_parameters(model);
   AdamW optim(flat, AdamWConfig{});

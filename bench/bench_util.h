@@ -19,7 +19,9 @@
 #include "tensor/error.h"
 #include <nlohmann/json.hpp>
 
+#include "nn/gpt.h"  // GPTConfig
 #include "nn/norms/registry.h"
+#include "train/flags/families.h"  // add_norms_list_flag
 #include "train/flags/flag_parser.h"
 
 namespace nl::bench {
@@ -55,12 +57,19 @@ inline void add_thread_counts_flag(FlagParser& p, std::vector<int64_t>& counts) 
                  FlagRole::Setting);
 }
 
-// --norms: the norms a benchmark times, each checked against the registry.
-inline void add_norms_list_flag(FlagParser& p, std::vector<std::string>& norms) {
-  p.list("--norms", norms, "norms to run (" + norm_choices(", ") + ")");
-  p.check([&norms] {
-    for (const auto& n : norms) norm_kind(n);
-  });
+// The GPT of a benchmark configuration (a struct with vocab, layers, dim, heads and
+// context: bench_gpt's BenchConfig, bench_gpu's GpuConfig) with norm `norm`, every other
+// setting the default.
+template <class Shape>
+GPTConfig bench_gpt_config(const Shape& s, const std::string& norm) {
+  GPTConfig mc;
+  mc.vocab = s.vocab;
+  mc.layers = s.layers;
+  mc.dim = s.dim;
+  mc.heads = s.heads;
+  mc.context = s.context;
+  mc.norm.name = norm;
+  return mc;
 }
 
 // --configs: the benchmark configurations to run, each one of `known`.

@@ -134,6 +134,21 @@ std::set<std::string> check_cbwc_sites(const std::string& model_kind, const Norm
 // Marks every block's out-projections as holding folded weights (Linear::set_folded).
 void set_blocks_folded(const std::vector<std::shared_ptr<Block>>& blocks, bool folded);
 
+// The folded twin of `model` (a GPT or a ViT): built from `folded_cfg` (the model's
+// config with its norm switched to the kind it folds into), given the model's parameters
+// with the plan's centring, its blocks marked as holding folded weights or not, and in
+// the model's training or eval mode.
+template <class Model, class Config>
+std::shared_ptr<Model> build_folded(const Model& model, const Config& folded_cfg, const std::vector<Centring>& plan,
+                                    bool weights_folded) {
+  Generator unused(0);  // every parameter is overwritten by load_folded
+  auto folded = std::make_shared<Model>(folded_cfg, unused);
+  load_folded(model, *folded, plan);
+  set_blocks_folded(folded->blocks, weights_folded);
+  folded->train(model.training());
+  return folded;
+}
+
 // ---- GPT: folding an `ln` model into its `cbwc` form (nn/fold_gpt.cpp)
 
 // The report for one eval-mode forward pass of `model` (a few tokens: the structure of

@@ -51,12 +51,7 @@ std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& rep, bool weights
   GPTConfig folded_cfg = cfg;
   folded_cfg.norm.name = norm_kind(cfg.norm.name).folds_into;
   folded_cfg.final_norm = "";  // the folded kind's own (cfg's final norm was its blocks' kind)
-  Generator unused(0);
-  auto folded = std::make_shared<GPT>(folded_cfg, unused);
-  load_folded(ln_model, *folded, rep.plan);
-  set_blocks_folded(folded->blocks, weights_folded);
-  folded->train(ln_model.training());
-  return folded;
+  return build_folded(ln_model, folded_cfg, rep.plan, weights_folded);
 }
 
 }  // namespace nl

@@ -43,12 +43,7 @@ std::shared_ptr<ViT> fold_vit(ViT& ln_model, const FoldReport& rep, bool weights
 
   ViTConfig folded_cfg = cfg;
   folded_cfg.norm.name = norm_kind(cfg.norm.name).folds_into;
-  Generator unused(0);
-  auto folded = std::make_shared<ViT>(folded_cfg, unused);
-  load_folded(ln_model, *folded, rep.plan);
-  set_blocks_folded(folded->blocks, weights_folded);
-  folded->train(ln_model.training());
-  return folded;
+  return build_folded(ln_model, folded_cfg, rep.plan, weights_folded);
 }
 
 }  // namespace nl

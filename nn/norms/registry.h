@@ -85,6 +85,10 @@ NormConfig resolve_for_run(NormConfig config, int64_t steps);
 // `final_norm` (empty: the kind's default_final_norm, else the kind itself).
 std::string final_norm_kind(const std::string& norm, const std::string& final_norm);
 
+// The norm the comparisons read every other against (compare_norms' "vs ln" column and
+// status): LayerNorm, the standard the others claim to match or beat.
+inline constexpr const char* kReferenceNorm = "ln";
+
 // "ln | rms | cbwc | dyt | bhyt | bhyt-exact": for help texts.
 std::string norm_choices(const char* separator = " | ");
 

@@ -104,7 +104,7 @@ std::vector<DemoRow> demo_rows(const json& results) {
   // each row against the first ln run on its block
   std::map<std::string, const DemoRow*> ln_of_block;
   for (const DemoRow& row : rows)
-    if (row.norm == "ln" && !ln_of_block.count(row.block)) ln_of_block[row.block] = &row;
+    if (row.norm == kReferenceNorm && !ln_of_block.count(row.block)) ln_of_block[row.block] = &row;
   const double unigram = results["unigram_loss"];
   for (DemoRow& row : rows) {
     const auto ln = ln_of_block.find(row.block);
@@ -116,11 +116,7 @@ std::vector<DemoRow> demo_rows(const json& results) {
 }
 
 std::string render_demo_report(const json& results) {
-  json view = json::object();
-  for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
-  for (const char* key : {"date", "jobs", "threads", "cores"}) view[key] = results[key];
-  view["load"] = fmt(results["load"].get<double>(), "%.1f");
-  view["minutes"] = fmt(results["seconds"].get<double>() / 60.0, "%.1f");
+  json view = comparison_view(results);
   view["unigram"] = fmt(results["unigram_loss"].get<double>(), "%.4f");
   view["stuck"] = fmt(kStuckLoss, "%.1f");
   view["rows"] = json::array();
@@ -161,11 +157,8 @@ int compare_norms_main(const std::vector<std::string>& args) {
                "Train the demo GPT once per run of --runs and compare them (the study behind make demo). The "
                "train_gpt flags given here (any but --norm and --recipe, which the runs name) go to every run, "
                "before the run's own flags.");
-  p.omit({"--norm", "--recipe", "--resume", "--stop-after", "--quiet"});
   GPTRunConfig base;
-  base.threads = 1;  // runs side by side, one thread each
-  base.out_dir = "runs/demo";
-  add_gpt_run_flags(p, base);
+  add_study_recipe_flags(p, base, add_gpt_run_flags, "runs/demo", {"--norm", "--recipe"});
   ComparisonFlags f;
   add_comparison_flags(p, f);
   std::vector<std::string> run_texts = default_demo_runs();

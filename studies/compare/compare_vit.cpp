@@ -7,6 +7,7 @@
 #include "studies/compare/comparison.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
+#include "train/flags/families.h"
 #include "train/flags/vit_flags.h"
 #include "train/io/files.h"
 
@@ -83,11 +84,7 @@ std::string vit_status(int exit_code, bool diverged, double test_accuracy) {
 }
 
 std::string render_vit_report(const json& results) {
-  json view = json::object();
-  for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
-  for (const char* key : {"date", "jobs", "threads", "cores"}) view[key] = results[key];
-  view["load"] = fmt(results["load"].get<double>(), "%.1f");
-  view["minutes"] = fmt(results["seconds"].get<double>() / 60.0, "%.1f");
+  json view = comparison_view(results);
   const std::vector<Row> rows = table_rows(results);
   int64_t steps = 0;
   view["rows"] = json::array();
@@ -119,18 +116,12 @@ int compare_vit_main(const std::vector<std::string>& args) {
   FlagParser p("compare_vit",
                "Train the demo ViT once per norm with one recipe and compare them (the study behind make demo-vit). "
                "Every train_vit flag but --norm sets the recipe of every run.");
-  p.omit({"--norm", "--resume", "--stop-after", "--quiet"});
   ViTRunConfig base;
-  base.threads = 1;  // runs side by side, one thread each
-  base.out_dir = "runs/demo-vit";
-  add_vit_run_flags(p, base);
+  add_study_recipe_flags(p, base, add_vit_run_flags, "runs/demo-vit", {"--norm"});
   ComparisonFlags f;
   add_comparison_flags(p, f);
   std::vector<std::string> norms = {"ln", "rms", "cbwc", "dyt", "bhyt"};
-  p.list("--norms", norms, "the norms to compare (" + norm_choices(", ") + ")");
-  p.check([&norms] {
-    for (const auto& n : norms) norm_kind(n);
-  });
+  add_norms_list_flag(p, norms);
   if (!p.parse(args)) return 0;
   const std::string out = base.out_dir;
   if (!f.reuse) load_fashion_mnist(base.data_dir, base.val_size, base.split_seed, base.train_images);  // missing data fails before any run

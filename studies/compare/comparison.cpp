@@ -81,6 +81,15 @@ nlohmann::json comparison_header(const nlohmann::ordered_json& recipe, int jobs,
           {"recipe", nlohmann::json::parse(recipe.dump())}};
 }
 
+nlohmann::json comparison_view(const nlohmann::json& results) {
+  nlohmann::json view = nlohmann::json::object();
+  for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
+  for (const char* key : {"date", "jobs", "threads", "cores"}) view[key] = results[key];
+  view["load"] = fmt(results["load"].get<double>(), "%.1f");
+  view["minutes"] = fmt(results["seconds"].get<double>() / 60.0, "%.1f");
+  return view;
+}
+
 nlohmann::json runs_json(const std::vector<ComparedRun>& runs) {
   nlohmann::json out = nlohmann::json::array();
   for (const ComparedRun& r : runs)
@@ -94,15 +103,14 @@ nlohmann::json runs_json(const std::vector<ComparedRun>& runs) {
 }
 
 void add_comparison_flags(FlagParser& p, ComparisonFlags& f) {
-  p.integer("--jobs", f.jobs, 0, 1024, "runs at a time (0: the study's default)", FlagRole::Setting);
-  p.toggle("--reuse", f.reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
+  add_study_run_flags(p, f.jobs, f.reuse);
 }
 
 nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
                             const std::vector<std::string>& common, const std::vector<RunSpec>& runs,
                             const std::string& out, int threads, int curve_column, bool all_at_once,
                             const nlohmann::json& extra) {
-  if (f.reuse) return read_results(out);
+  if (f.reuse) return read_study_results(out);
   const auto start = StudyClock::now();
   const double load = load_average();
   const int jobs = f.jobs > 0 ? f.jobs : all_at_once ? (int)runs.size() : 0;
@@ -115,16 +123,6 @@ nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const
     run["train_curve"] = val_curve(out + "/" + run["label"].get<std::string>() + "/log.csv", 1);
   write_text_file(out + "/results.json", results.dump(1) + "\n");
   return results;
-}
-
-nlohmann::json read_results(const std::string& out) {
-  const std::string path = out + "/results.json";
-  NL_CHECK(fs::exists(path), "--reuse: no ", path, " (run the study first, without --reuse)");
-  try {
-    return nlohmann::json::parse(read_text_file(path, "--reuse"));
-  } catch (const nlohmann::json::exception& e) {
-    fail("--reuse: ", path, " is not valid JSON (", e.what(), ")");
-  }
 }
 
 }  // namespace nl

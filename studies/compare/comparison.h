@@ -40,11 +40,12 @@ double result_number(const nlohmann::json& result, const std::string& key);
 nlohmann::json comparison_header(const nlohmann::ordered_json& recipe, int jobs, int threads, double load,
                                  double seconds);
 
+// What every comparison report shows of results.json: the recipe's values, date, jobs,
+// threads, cores, the load (one decimal) and the minutes it took; the report adds its rows.
+nlohmann::json comparison_view(const nlohmann::json& results);
+
 // The runs as results.json keeps them: label, flags, config, exit_code, result, curve.
 nlohmann::json runs_json(const std::vector<ComparedRun>& runs);
-
-// OUT/results.json for --reuse (throws when there is none).
-nlohmann::json read_results(const std::string& out);
 
 // jobs, or the number of cores when jobs is 0
 int effective_jobs(int jobs);

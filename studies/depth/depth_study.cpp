@@ -1,7 +1,5 @@
 #include "studies/depth/depth_study.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -378,13 +376,10 @@ int depth_study_main(const std::vector<std::string>& args) {
                "Train deep-narrow GPTs with each block/norm variant at each depth and seed, and write the BHyT depth "
                "report. Every train_gpt flag but those the grid sets (--layers, --seed, --block, --norm) sets the "
                "recipe of every run.");
-  p.omit({"--layers", "--seed", "--block", "--norm", "--resume", "--stop-after", "--quiet"});
   GPTRunConfig base;
   base.model.dim = 128, base.model.heads = 4, base.model.context = 64;
   base.batch = 16, base.steps = 600, base.warmup = 30, base.eval_every = 100, base.eval_batches = 10;
-  base.threads = 1;  // runs side by side, one thread each
-  base.out_dir = "runs/depth";
-  add_gpt_run_flags(p, base);
+  add_study_recipe_flags(p, base, add_gpt_run_flags, "runs/depth", {"--layers", "--seed", "--block", "--norm"});
   ActStatsSettings stats{50, 16};
   add_act_stats_flags(p, stats);
   std::vector<int64_t> depths = {8, 16}, seeds = {1337, 1338, 1339};
@@ -393,16 +388,14 @@ int depth_study_main(const std::vector<std::string>& args) {
   bool speed_only = false, reuse = false;
   std::string doc = "docs/results/depth.md", plot_script = "scripts/plot_depth.sh";
   p.integer_list("--depths", depths, 1, 256, "numbers of layers");
-  p.integer_list("--seeds", seeds, 0, INT64_MAX, "seeds: every depth and variant is trained once per seed");
+  add_seeds_flag(p, seeds, "depth and variant");
   p.list("--variants", variant_texts, "the runs per depth and seed, LABEL=FLAGS (flags separated by spaces)");
-  p.integer("--jobs", jobs, 0, 1024, "runs at a time (0: one per core)", FlagRole::Setting);
+  add_study_run_flags(p, jobs, reuse);
   p.integer("--speed-steps", speed_reps, 0, 10000,
             "timed steps per norm of `small` in the speed section (tiny: 4x); 0: no section", FlagRole::Setting);
   p.toggle("--speed", speed_only, "only time bhyt, bhyt-exact and rms on tiny and small, print the table, and stop",
            FlagRole::Control);
-  p.toggle("--reuse", reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
-  p.text("--doc", doc, "the report to write (its plots go next to it)", FlagRole::Control);
-  p.text("--plot-script", plot_script, "gnuplot script for the per-layer plots", FlagRole::Control);
+  add_report_flags(p, doc, plot_script, "the per-layer plots");
   std::vector<RunSpec> variants;
   p.check([&] { variants = parse_run_specs(variant_texts); });
   if (!p.parse(args)) return 0;
@@ -420,9 +413,7 @@ int depth_study_main(const std::vector<std::string>& args) {
 
   json results;
   if (reuse) {
-    const std::string path = out + "/results.json";
-    NL_CHECK(fs::exists(path), "--reuse: no ", path, " (run the study first, without --reuse)");
-    results = json::parse(read_text_file(path, "--reuse"));
+    results = read_study_results(out);
   } else {
     const auto start = StudyClock::now();
     std::vector<double> loads = {load_average()};
@@ -442,14 +433,8 @@ int depth_study_main(const std::vector<std::string>& args) {
           cell.cost = (double)d;
           cells.push_back(cell);
         }
-    const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
-    GridOptions options;
-    options.jobs = jobs;
-    options.threads = base.threads;
-    // what the report needs of a cell, read where its files are (its rank's machine)
-    options.summarize = [&](size_t i, const CellOutcome& outcome) {
+    const auto summarize = [&](size_t i, const CellOutcome& outcome, const nlohmann::ordered_json& config) {
       const json& res = outcome.result;
-      const auto& config = configs[i];
       DepthRun r;
       r.depth = config["layers"];
       r.seed = config["seed"];
@@ -466,21 +451,11 @@ int depth_study_main(const std::vector<std::string>& args) {
       if (r.exit_code == 0) read_depth_run(cells[i].out_dir, r);
       return run_json(r, block, norm, outcome.kept);
     };
-    std::printf("depth study: %zu runs, %d at a time, %d thread(s) each\n", cells.size(),
-                jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN), base.threads);
-    std::fflush(stdout);
-    const std::vector<CellOutcome> outcomes = run_grid(cells, options);
+    const std::vector<CellOutcome> outcomes = run_study_grid("depth study", cells, jobs, base.threads, summarize);
     if (!dist::is_lead()) return 0;  // the lead rank has every cell's summary and writes the report
     loads.push_back(load_average());
     results = json::object();
-    results["runs"] = json::array();
-    int64_t kept = 0;
-    for (const CellOutcome& oc : outcomes) {
-      kept += oc.kept;
-      results["runs"].push_back(oc.summary);
-    }
-    results["cells_run"] = (int64_t)cells.size() - kept;
-    results["cells_kept"] = kept;
+    put_grid_outcomes(results, outcomes);
     results["seconds"] = seconds_since(start);
     results["speed"] = nullptr;
     results["speed_reps"] = speed_reps;
@@ -493,24 +468,10 @@ int depth_study_main(const std::vector<std::string>& args) {
       results["speed_seconds"] = seconds_since(t0);
       loads.push_back(load_average());
     }
-    std::string command = "build/release/depth_study";
-    for (const auto& a : args)
-      if (a != "--reuse") command += " " + a;
-    results["date"] = today();
-    results["command"] = command;
-    results["out"] = out;
-    results["jobs"] = jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    results["threads"] = base.threads;
-    results["cores"] = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    results["loads"] = loads;
-    results["recipe"] = json::parse(recipe.dump());
+    put_study_header(results, study_command("build/release/depth_study", args), out, jobs, base.threads, loads, recipe);
     results["depths"] = depths;
     results["seeds"] = seeds;
-    results["variants"] = json::array();
-    for (const RunSpec& v : variants) {
-      const std::string text = spec_text(v);
-      results["variants"].push_back({{"label", v.label}, {"flags", text.substr(text.find('=') + 1)}});
-    }
+    results["variants"] = run_specs_json(variants);
     results["plot_script"] = plot_script;
     write_text_file(out + "/results.json", results.dump(1) + "\n");
   }

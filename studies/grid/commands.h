@@ -32,6 +32,18 @@ struct TrainVitCommand {
 };
 void add_train_vit_flags(FlagParser& p, TrainVitCommand& c);
 
+// Declares a training program's flags (add_train_gpt_flags, add_train_vit_flags) on p and
+// parses argv into `command`; false when nothing is to run (--help, --list-recipes). The
+// run records the flags the parser read (its config.json).
+template <class Command>
+bool parse_training_command(FlagParser& p, Command& command, void (*add)(FlagParser&, Command&), int argc,
+                            char** argv) {
+  add(p, command);
+  if (!p.parse(argc, argv)) return false;
+  command.run.config_json = p.config_json();
+  return true;
+}
+
 // Checks args (the flags after the program's name) as `program` would and returns what
 // it would record in config.json; throws naming the flag.
 nlohmann::ordered_json check_command(const std::string& program, const std::vector<std::string>& args);

@@ -327,4 +327,38 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
   return outcomes;
 }
 
+std::vector<CellOutcome> run_study_grid(const std::string& study, const std::vector<GridCell>& cells, int jobs,
+                                        int threads, const CellSummary& summarize, const std::string& note) {
+  const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
+  GridOptions options;
+  options.jobs = jobs;
+  options.threads = threads;
+  // what the report needs of a cell, read where its files are (its rank's machine)
+  options.summarize = [&](size_t i, const CellOutcome& outcome) { return summarize(i, outcome, configs[i]); };
+  std::printf("%s: %zu runs, %d at a time, %d thread(s) each%s\n", study.c_str(), cells.size(),
+              jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN), threads, note.c_str());
+  std::fflush(stdout);
+  return run_grid(cells, options);
+}
+
+void put_grid_outcomes(nlohmann::json& results, const std::vector<CellOutcome>& outcomes) {
+  results["runs"] = nlohmann::json::array();
+  int64_t kept = 0;
+  for (const CellOutcome& oc : outcomes) {
+    kept += oc.kept;
+    results["runs"].push_back(oc.summary);
+  }
+  results["cells_run"] = (int64_t)outcomes.size() - kept;
+  results["cells_kept"] = kept;
+}
+
+nlohmann::json run_specs_json(const std::vector<RunSpec>& specs) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const RunSpec& v : specs) {
+    const std::string text = spec_text(v);
+    rows.push_back({{"label", v.label}, {"flags", text.substr(text.find('=') + 1)}});
+  }
+  return rows;
+}
+
 }  // namespace nl

@@ -29,6 +29,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "studies/grid/run_spec.h"
+
 namespace nl {
 
 struct GridCell {
@@ -67,6 +69,21 @@ std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cell
 // should write nothing there). Throws when a program is not built, a cell's folder
 // holds another recipe, or a stop signal came.
 std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const GridOptions& options);
+
+// A study's grid from its program: every cell's flags checked first (check_grid), one
+// line "STUDY: N runs, J at a time, T thread(s) each NOTE", then run_grid with
+// `summarize` given each cell's checked config.json beside its outcome.
+using CellSummary =
+    std::function<nlohmann::json(size_t cell, const CellOutcome& outcome, const nlohmann::ordered_json& config)>;
+std::vector<CellOutcome> run_study_grid(const std::string& study, const std::vector<GridCell>& cells, int jobs,
+                                        int threads, const CellSummary& summarize, const std::string& note = "");
+
+// What a study's results.json keeps of its grid: "runs" (each cell's summary, in order),
+// "cells_run" (trained by this invocation) and "cells_kept" (finished before it).
+void put_grid_outcomes(nlohmann::json& results, const std::vector<CellOutcome>& outcomes);
+
+// [{"label", "flags"}] of run specs, as a study's results.json lists its arms or variants.
+nlohmann::json run_specs_json(const std::vector<RunSpec>& specs);
 
 // The file beside this running program: the grid's programs live in the same build folder.
 std::string sibling_program(const std::string& name);

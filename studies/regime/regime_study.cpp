@@ -54,7 +54,9 @@ const std::vector<std::string> kFullArms = {
     "ln-drop0.5=--norm ln --dropout 0.5",
     "diff=--norm ln --attn diff",
 };
-const std::vector<std::string> kSmallArms = {kFullArms[0], kFullArms[3], kFullArms[5]};
+// The default grid's arms: LN, all-DyT at alpha0 2, the hybrid, and Differential
+// Attention (the paper's contrast case, alpha-independent).
+const std::vector<std::string> kSmallArms = {kFullArms[0], kFullArms[3], kFullArms[5], kFullArms[10]};
 // The paper's Llama collapse (Verma 2026: Llama + DyT, 1 of 3 seeds fails to converge;
 // a GELU MLP in place of SwiGLU rescues it): the recipe branch's Llama block with RMSNorm,
 // with all-DyT at the paper's alpha0 2, and the same without SwiGLU. These need
@@ -612,12 +614,9 @@ int regime_study_main(const std::vector<std::string>& args) {
                "Train the GPT arms of the DyT regime study at each training-subset size, width and seed (and the ViT "
                "arm), measure them at step 500 and at the end, and write the report. Every train_gpt flag but those "
                "the grid sets (--seed, --train-bytes, --dim, and what an arm sets) is the recipe of every GPT run.");
-  p.omit({"--seed", "--train-bytes", "--resume", "--stop-after", "--quiet"});
   GPTRunConfig base;
   base.batch = 16, base.steps = 5000, base.warmup = 100, base.eval_every = 250, base.eval_batches = 10;
-  base.threads = 1;  // runs side by side, one thread each
-  base.out_dir = "runs/regime";
-  add_gpt_run_flags(p, base);
+  add_study_recipe_flags(p, base, add_gpt_run_flags, "runs/regime", {"--seed", "--train-bytes"});
   std::string grid = "small", reference = "ln";
   // the lists' defaults are --grid small's (a list flag cannot be empty); --grid full
   // replaces those not given
@@ -631,13 +630,13 @@ int regime_study_main(const std::vector<std::string>& args) {
   double gpt_step_ms = 59.4, vit_step_ms = 27.2;
   std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh";
   p.choice("--grid", grid, {"small", "full"},
-           "small: ln, dyt-a2, hybrid-a2 on 30 KB and all, 3 seeds, the ViT arm on 1000 and all images (the default "
-           "that fits 90 minutes on 2 cores); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
+           "small: ln, dyt-a2, hybrid-a2, diff on 30 KB and all, 3 seeds, the ViT arm on 1000 and all images (the "
+           "default, 36 cells: about 71 minutes on 2 idle cores by --dry-run's estimate); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
            "the ViT arm on 1000, 5000, all. The flags below replace a part of it",
            FlagRole::Control);
   p.list("--arms", arm_texts, "the GPT arms, LABEL=FLAGS (flags separated by spaces)");
   p.integer_list("--sizes", sizes, -1, INT64_MAX, "training subsets in bytes (-1: all)");
-  p.integer_list("--seeds", seeds, 0, INT64_MAX, "seeds: every cell is trained once per seed");
+  add_seeds_flag(p, seeds, "cell");
   p.integer_list("--widths", widths, 0, 4096,
                  "the width axis: other widths for --width-arms on the smallest and largest subset (0: none)");
   p.list("--width-arms", width_arms, "labels of the arms the width axis trains");
@@ -650,7 +649,7 @@ int regime_study_main(const std::vector<std::string>& args) {
   p.integer("--vit-steps", vit_steps, 1, 10000000, "ViT steps of batch 128 (3000: 384 passes over 1000 images)");
   p.integer("--screen-step", screen_step, 1, 10000000, "the step of the screen's saturation (the paper's 500)");
   p.text("--reference", reference, "the label of the arm every other arm is compared with");
-  p.integer("--jobs", jobs, 0, 1024, "runs at a time (0: one per core)", FlagRole::Setting);
+  add_study_run_flags(p, jobs, reuse);
   p.real("--gpt-step-ms", gpt_step_ms, 0.001, 1e7,
          "--dry-run's ms per step of the width-128 GPT on one thread (59.4: docs/performance.md, tiny at 1 thread)",
          FlagRole::Control);
@@ -658,9 +657,7 @@ int regime_study_main(const std::vector<std::string>& args) {
          "--dry-run's ms per ViT step on one thread (27.2: 4700 images/s per core, docs/results/vit.md)",
          FlagRole::Control);
   p.toggle("--dry-run", dry_run, "print the cells and the estimated time, and stop", FlagRole::Control);
-  p.toggle("--reuse", reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
-  p.text("--doc", doc, "the report to write (its plots go next to it)", FlagRole::Control);
-  p.text("--plot-script", plot_script, "gnuplot script for the plots (empty: none)", FlagRole::Control);
+  add_report_flags(p, doc, plot_script, "the plots");
   RegimePlan plan;
   std::string llama_note;
   p.check([&] {
@@ -724,9 +721,7 @@ int regime_study_main(const std::vector<std::string>& args) {
 
   json results;
   if (reuse) {
-    const std::string path = out + "/results.json";
-    NL_CHECK(fs::exists(path), "--reuse: no ", path, " (run the study first, without --reuse)");
-    results = json::parse(read_text_file(path, "--reuse"));
+    results = read_study_results(out);
   } else {
     const auto start = StudyClock::now();
     std::vector<double> loads = {load_average()};
@@ -768,17 +763,13 @@ int regime_study_main(const std::vector<std::string>& args) {
       estimate += cell.cost;
       cells.push_back(cell);
     }
-    const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
-    GridOptions options;
-    options.jobs = jobs;
-    options.threads = base.threads;
-    options.summarize = [&](size_t i, const CellOutcome& outcome) {
+    const auto summarize = [&](size_t i, const CellOutcome& outcome, const nlohmann::ordered_json& config) {
       const RegimeCell& c = plan_cells[i];
       const json& res = outcome.result;
       json run = {{"model", c.model}, {"arm", c.arm.label}, {"size", c.size},         {"width", c.width},
                   {"seed", c.seed},   {"exit_code", outcome.exit_code},               {"kept", outcome.kept},
-                  {"norm", configs[i]["norm"]}, {"llama", c.llama}};
-      const NormKind& kind = norm_kind(configs[i]["norm"]);
+                  {"norm", config["norm"]}, {"llama", c.llama}};
+      const NormKind& kind = norm_kind(config["norm"]);
       run["bounded"] = kind.bounded.name;
       const bool done = outcome.exit_code == 0 && res.is_object();
       run["val_end"] = done ? res["val_loss"] : json();
@@ -791,52 +782,26 @@ int regime_study_main(const std::vector<std::string>& args) {
       }
       return run;
     };
-    std::printf("regime study: %zu runs, %d at a time, %d thread(s) each (estimate %.0f CPU minutes)\n", cells.size(),
-                jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN), base.threads, estimate / 60.0);
-    std::fflush(stdout);
-    const std::vector<CellOutcome> outcomes = run_grid(cells, options);
+    const std::vector<CellOutcome> outcomes = run_study_grid("regime study", cells, jobs, base.threads, summarize,
+                                                             " (estimate " + fmt(estimate / 60.0, "%.0f") + " CPU minutes)");
     if (!dist::is_lead()) return 0;  // the lead rank has every cell's summary and writes the report
     loads.push_back(load_average());
     results = json::object();
-    results["runs"] = json::array();
-    int64_t kept = 0;
-    for (const CellOutcome& oc : outcomes) {
-      kept += oc.kept;
-      results["runs"].push_back(oc.summary);
-    }
-    std::string command = "build/release/regime_study";
-    for (const auto& a : args)
-      if (a != "--reuse") command += " " + a;
-    results["cells_run"] = (int64_t)cells.size() - kept;
-    results["cells_kept"] = kept;
+    put_grid_outcomes(results, outcomes);
     results["seconds"] = seconds_since(start);
     results["estimate_minutes"] = fmt(estimate / 60.0, "%.0f");
-    results["date"] = today();
-    results["command"] = command;
+    put_study_header(results, study_command("build/release/regime_study", args), out, jobs, base.threads, loads,
+                     recipe);
     results["grid"] = grid;
-    results["out"] = out;
-    results["jobs"] = jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    results["threads"] = base.threads;
-    results["cores"] = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    results["loads"] = loads;
-    results["recipe"] = json::parse(recipe.dump());
     results["seeds"] = plan.seeds;
     results["reference"] = reference;
     results["screen_step"] = measure_first;
     results["vit_steps"] = plan.vit_steps;
     results["llama_note"] = llama_note;
     results["train_bytes_all"] = (int64_t)load_fortunes(base.data_dir).train.size();
-    auto spec_rows = [](const std::vector<RunSpec>& specs) {
-      json a = json::array();
-      for (const RunSpec& v : specs) {
-        const std::string text = spec_text(v);
-        a.push_back({{"label", v.label}, {"flags", text.substr(text.find('=') + 1)}});
-      }
-      return a;
-    };
-    results["arms"] = spec_rows(plan.arms);
-    results["vit_arms"] = spec_rows(plan.vit_arms);
-    results["llama_arms"] = spec_rows(plan.llama_arms);
+    results["arms"] = run_specs_json(plan.arms);
+    results["vit_arms"] = run_specs_json(plan.vit_arms);
+    results["llama_arms"] = run_specs_json(plan.llama_arms);
     results["plot_script"] = plot_script;
     write_text_file(out + "/results.json", results.dump(1) + "\n");
   }

@@ -13,7 +13,11 @@
 
 #include "studies/report/verdicts.h"
 #include "tensor/error.h"
+#include "tensor/threads.h"
+#include "train/flags/program.h"
 #include "train/io/files.h"
+#include "train/safety/distributed.h"
+#include "train/safety/stop_signals.h"
 
 namespace nl {
 
@@ -78,6 +82,63 @@ std::string today() {
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
   return date;
+}
+
+int run_study_program(const char* name, int argc, char** argv,
+                      int (*study_main)(const std::vector<std::string>& args)) {
+  bound_thread_spinning(argv);
+  dist::init(&argc, &argv);
+  const int code = run_program(name, [&] {
+    install_stop_signals(name);
+    return study_main(std::vector<std::string>(argv + 1, argv + argc));
+  });
+  dist::finalize();
+  return code;
+}
+
+void add_study_run_flags(FlagParser& p, int& jobs, bool& reuse) {
+  p.integer("--jobs", jobs, 0, 1024, "runs at a time (0: the program's default, one per core unless its --help says otherwise)",
+            FlagRole::Setting);
+  p.toggle("--reuse", reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
+}
+
+void add_seeds_flag(FlagParser& p, std::vector<int64_t>& seeds, const std::string& what) {
+  p.integer_list("--seeds", seeds, 0, INT64_MAX, "seeds: every " + what + " is trained once per seed");
+}
+
+void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script, const std::string& plots) {
+  p.text("--doc", doc, "the report to write (its plots go next to it)", FlagRole::Control);
+  p.text("--plot-script", plot_script, "gnuplot script for " + plots + " (empty: none)", FlagRole::Control);
+}
+
+nlohmann::json read_study_results(const std::string& out) {
+  const std::string path = out + "/results.json";
+  NL_CHECK(std::filesystem::exists(path), "--reuse: no ", path, " (run the study first, without --reuse)");
+  try {
+    return nlohmann::json::parse(read_text_file(path, "--reuse"));
+  } catch (const nlohmann::json::exception& e) {
+    fail("--reuse: ", path, " is not valid JSON (", e.what(), ")");
+  }
+}
+
+std::string study_command(const std::string& program, const std::vector<std::string>& args) {
+  std::string command = program;
+  for (const auto& a : args)
+    if (a != "--reuse") command += " " + a;
+  return command;
+}
+
+void put_study_header(nlohmann::json& results, const std::string& command, const std::string& out, int jobs,
+                      int threads, const std::vector<double>& loads, const nlohmann::ordered_json& recipe) {
+  const int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  results["date"] = today();
+  results["command"] = command;
+  results["out"] = out;
+  results["jobs"] = jobs > 0 ? jobs : cores;
+  results["threads"] = threads;
+  results["cores"] = cores;
+  results["loads"] = loads;
+  results["recipe"] = nlohmann::json::parse(recipe.dump());
 }
 
 }  // namespace nl

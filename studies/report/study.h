@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "train/flags/flag_parser.h"  // split_list
 
 namespace nl {
@@ -38,5 +40,48 @@ void check_doc_folder(const std::string& doc);
 
 // Today's date as YYYY-MM-DD, for "generated on".
 std::string today();
+
+// The main of a study program (apps/depth_study.cpp, apps/regime_study.cpp): threads
+// that spin only briefly, MPI when the build has it (under mpirun the ranks share the
+// grid), the stop signals, and `study_main` on the arguments inside run_program's frame
+// (one error line, exit 2).
+int run_study_program(const char* name, int argc, char** argv,
+                      int (*study_main)(const std::vector<std::string>& args));
+
+// The flags of the runs a study trains (add_gpt_run_flags, add_vit_run_flags: the
+// recipe every run shares), bound to `base`: one thread per run (the runs go side by
+// side), --out defaulting to `out_dir`, and none of the flags in `set_by_study` (the
+// study sets them per run) nor --resume, --stop-after, --quiet (a study's runs are whole
+// runs, and it prints their progress itself).
+template <class Config>
+void add_study_recipe_flags(FlagParser& p, Config& base, void (*add)(FlagParser&, Config&), const std::string& out_dir,
+                            std::vector<std::string> set_by_study) {
+  set_by_study.insert(set_by_study.end(), {"--resume", "--stop-after", "--quiet"});
+  p.omit(set_by_study);
+  base.threads = 1;
+  base.out_dir = out_dir;
+  add(p, base);
+}
+
+// The flags of the study family, each declared here once for every study program
+// (compare_norms, compare_vit, depth_study, regime_study):
+// --jobs N (runs at a time) and --reuse (render from OUT/results.json alone).
+void add_study_run_flags(FlagParser& p, int& jobs, bool& reuse);
+// --seeds N,M,...: every `what` (a cell, a depth and variant, ...) is trained once per seed.
+void add_seeds_flag(FlagParser& p, std::vector<int64_t>& seeds, const std::string& what);
+// --doc FILE (the report; its plots go next to it) and --plot-script FILE (gnuplot
+// script for `plots`; empty: none).
+void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script, const std::string& plots);
+
+// OUT/results.json for --reuse (throws, naming the file, when it is missing or not JSON).
+nlohmann::json read_study_results(const std::string& out);
+
+// The command line a study's report quotes: `program` and its arguments but --reuse.
+std::string study_command(const std::string& program, const std::vector<std::string>& args);
+
+// The header every study's results.json has: date, command, out, jobs (0: one per
+// core), threads per run, cores, the load averages seen, the recipe (the flags' values).
+void put_study_header(nlohmann::json& results, const std::string& command, const std::string& out, int jobs,
+                      int threads, const std::vector<double>& loads, const nlohmann::ordered_json& recipe);
 
 }  // namespace nl

@@ -12,6 +12,7 @@
 #include "studies/compare/compare_norms.h"
 #include "studies/grid/run_spec.h"
 #include "tests/needs.h"
+#include "tests/studies/study_programs.h"
 #include "tests/test_files.h"
 
 using namespace nl;
@@ -134,20 +135,14 @@ const std::string kTiny =
 TEST_CASE("compare_norms: bad run specs are refused in one line, exit 2, before any file", "[compare][cli]") {
   TempDir tmp;
   const std::string out = tmp.sub("out");
-  for (const auto& [runs, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"nosuch", "run 'nosuch'"},
-           {"'x=--norm nope'", "nope"},
-           {"'x=--bogus 1'", "unknown flag '--bogus'"},
-           {"'ln,ln=--norm rms'", "given twice"},
-           {"'../x=--norm ln'", "plain name"},
-           {"'x=--recipe nope'", "unknown recipe 'nope'"}}) {
-    const RunResult r = run_program(kCompare, kTiny + " --out " + out + " --runs " + runs, tmp);
-    INFO(runs << "\nstderr: " << r.err);
-    CHECK(r.code == 2);
-    CHECK(count_lines(r.err) == 1);
-    CHECK_THAT(r.err, Contains(needle));
-    CHECK_FALSE(fs::exists(out));
-  }
+  expect_each_refused(kCompare, kTiny, out,
+                      {{"--runs nosuch", "run 'nosuch'"},
+                       {"--runs 'x=--norm nope'", "nope"},
+                       {"--runs 'x=--bogus 1'", "unknown flag '--bogus'"},
+                       {"--runs 'ln,ln=--norm rms'", "given twice"},
+                       {"--runs '../x=--norm ln'", "plain name"},
+                       {"--runs 'x=--recipe nope'", "unknown recipe 'nope'"}},
+                      tmp);
 }
 
 TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the table, summary, report, --reuse",

@@ -13,6 +13,7 @@
 #include "studies/depth/depth_analysis.h"
 #include "studies/instruments/act_stats.h"
 #include "tests/needs.h"
+#include "tests/studies/study_programs.h"
 #include "tests/test_files.h"
 
 using namespace nl;
@@ -91,12 +92,9 @@ TEST_CASE("depth_study: a tiny grid writes a report with every claim and table; 
           "[depth][cli][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
-  const std::string runs = tmp.sub("runs"), doc = tmp.sub("doc") + "/depth.md";
-  fs::create_directories(tmp.sub("doc"));
-  const RunResult r = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const std::string md = read_bytes(doc);
+  const TinyStudy study(kStudy, kTiny, tmp, "depth.md");
+  const std::string &runs = study.runs, &doc = study.doc;
+  const std::string md = study.run(tmp);
   for (const char* needle :
        {"## Summary: the paper's claims at this scale", "## 1. The residual stream stays flat",
         "## 2. With lambda/kappa < 1/sqrt(L)", "## 3. The block-level approximation", "| 2 | pre+bhyt |",
@@ -111,36 +109,24 @@ TEST_CASE("depth_study: a tiny grid writes a report with every claim and table; 
   CHECK(fs::exists(runs + "/results.json"));
 
   // the same command again trains nothing: every cell's finished run is kept
-  const RunResult again = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
-  REQUIRE(again.code == 0);
-  CHECK_THAT(read_bytes(doc), Contains("(0 trained by") && Contains("28 kept"));
+  CHECK_THAT(study.run(tmp), Contains("(0 trained by") && Contains("28 kept"));
   // --reuse renders from results.json alone: the same report
   fs::remove(doc);
   fs::rename(runs + "/L1", tmp.sub("moved"));  // not read by --reuse
-  const RunResult reused = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc + " --reuse", tmp);
-  INFO("stderr: " << reused.err);
-  REQUIRE(reused.code == 0);
-  CHECK_THAT(read_bytes(doc), Contains("(0 trained by") && Contains("28 kept"));
+  CHECK_THAT(study.run(tmp, " --reuse"), Contains("(0 trained by") && Contains("28 kept"));
 }
 
 TEST_CASE("depth_study: bad input is refused before any run, naming the problem", "[depth][cli]") {
   TempDir tmp;
   const std::string out = tmp.sub("bad");
-  for (const auto& [flags, needle] : std::vector<std::pair<std::string, std::string>>{
+  expect_each_refused(kStudy, kTiny, out, {
            {"--variants nolabel=--norm nope", "nope"},
            {"--variants '=--norm ln'", "plain name"},
            {"--depths 0", "--depths"},
            {"--seeds -1", "--seeds"},
            {"--variants 'a=--bogus 1'", "unknown flag '--bogus'"},
            {"--variants 'a=--norm ln,a=--norm rms'", "given twice"},
-           {"--doc /nonexistent/dir/depth.md", "--doc"}}) {
-    const RunResult r = run_program(kStudy, kTiny + " --out " + out + " " + flags, tmp);
-    INFO(flags << "\nstderr: " << r.err);
-    CHECK(r.code == 2);
-    CHECK(count_lines(r.err) == 1);
-    CHECK_THAT(r.err, Contains(needle));
-    CHECK_FALSE(fs::exists(out));
-  }
+           {"--doc /nonexistent/dir/depth.md", "--doc"}}, tmp);
 }
 
 TEST_CASE("depth_study under mpirun: the ranks share the grid and the lead writes what one process writes",

@@ -14,6 +14,7 @@
 #include "studies/regime/regime_analysis.h"
 #include "studies/regime/regime_study.h"
 #include "tests/needs.h"
+#include "tests/studies/study_programs.h"
 #include "tests/test_files.h"
 
 using namespace nl;
@@ -178,12 +179,9 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
           "[regime][cli][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
-  const std::string runs = tmp.sub("runs"), doc = tmp.sub("doc") + "/regime.md";
-  fs::create_directories(tmp.sub("doc"));
-  const RunResult r = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const std::string md = read_bytes(doc);
+  const TinyStudy study(kStudy, kTiny, tmp, "regime.md");
+  const std::string &runs = study.runs, &doc = study.doc;
+  const std::string md = study.run(tmp);
   for (const char* needle :
        {"## Summary", "## 1. Phase table", "### Width 16", "### Width 8", "## 2. Does LayerNorm over-fit?",
         "## 3. The paper's numbers", "| dyt-a2 | data-scarce | 3K | -27.3 % |", "## 4. The 500-step saturation screen",
@@ -207,15 +205,10 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK(fs::exists(runs + "/regime_loss.csv"));
 
   // the same command again trains nothing; --reuse renders from results.json alone
-  const RunResult again = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc, tmp);
-  REQUIRE(again.code == 0);
-  CHECK_THAT(read_bytes(doc), Contains("0 trained by this invocation, 16 kept"));
+  CHECK_THAT(study.run(tmp), Contains("0 trained by this invocation, 16 kept"));
   fs::remove(doc);
   fs::rename(runs + "/gpt", tmp.sub("moved"));
-  const RunResult reused = run_program(kStudy, kTiny + " --out " + runs + " --doc " + doc + " --reuse", tmp);
-  INFO("stderr: " << reused.err);
-  REQUIRE(reused.code == 0);
-  CHECK_THAT(read_bytes(doc), Contains("## 4. The 500-step saturation screen"));
+  CHECK_THAT(study.run(tmp, " --reuse"), Contains("## 4. The 500-step saturation screen"));
 }
 
 TEST_CASE("regime_study --dry-run prints the cells and the estimated time, training nothing", "[regime][cli]") {
@@ -223,7 +216,7 @@ TEST_CASE("regime_study --dry-run prints the cells and the estimated time, train
   const RunResult small = run_program(kStudy, "--dry-run --out " + tmp.sub("small"), tmp);
   INFO("stderr: " << small.err);
   REQUIRE(small.code == 0);
-  CHECK_THAT(small.out, Contains("30 cells") && Contains("about") && Contains("gpt w128 30K dyt-a2"));
+  CHECK_THAT(small.out, Contains("36 cells") && Contains("about") && Contains("gpt w128 30K dyt-a2"));
   const RunResult full = run_program(kStudy, "--grid full --dry-run --out " + tmp.sub("full"), tmp);
   REQUIRE(full.code == 0);
   // 11 arms x 5 sizes + 2 arms x 2 widths x 2 sizes, and 2 ViT arms x 3 image counts, 3 seeds
@@ -238,19 +231,12 @@ TEST_CASE("regime_study --dry-run prints the cells and the estimated time, train
 TEST_CASE("regime_study: bad input is refused before any run, naming the problem", "[regime][cli]") {
   TempDir tmp;
   const std::string out = tmp.sub("bad");
-  for (const auto& [flags, needle] : std::vector<std::pair<std::string, std::string>>{
+  expect_each_refused(kStudy, kTiny, out, {
            {"--arms 'ln=--norm nope'", "nope"},
            {"--arms 'a=--norm ln' --reference ln", "--reference"},
            {"--sizes 0", "--sizes"},
            {"--sizes 5", "--train-bytes"},
            {"--vit-images 0,1000", "--vit-images"},
            {"--arms 'ln=--norm ln,b=--bogus 1'", "unknown flag '--bogus'"},
-           {"--doc /nonexistent/dir/regime.md", "--doc"}}) {
-    const RunResult r = run_program(kStudy, kTiny + " --out " + out + " " + flags, tmp);
-    INFO(flags << "\nstderr: " << r.err);
-    CHECK(r.code == 2);
-    CHECK(count_lines(r.err) == 1);
-    CHECK_THAT(r.err, Contains(needle));
-    CHECK_FALSE(fs::exists(out));
-  }
+           {"--doc /nonexistent/dir/regime.md", "--doc"}}, tmp);
 }

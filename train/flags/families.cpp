@@ -126,6 +126,13 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
   });
 }
 
+void add_norms_list_flag(FlagParser& p, std::vector<std::string>& norms) {
+  p.list("--norms", norms, "the norms to run, one run each (" + norm_choices(", ") + ")");
+  p.check([&norms] {
+    for (const auto& n : norms) norm_kind(n);
+  });
+}
+
 void add_data_flag(FlagParser& p, std::string& dir, const std::string& what) {
   p.text("--data", dir, "directory of " + what);
 }

@@ -2,17 +2,12 @@
 
 #include "train/flags/families.h"
 #include "train/flags/gpt_flags.h"
-#include "train/io/run_dir.h"
 
 namespace nl {
 
 GPTRunResult run_gpt(const GPTRunConfig& config, const std::vector<GPTObserverFactory>& observers) {
   GPTRunConfig c = config;
-  const std::string recorded = check_gpt_run(c);
-  if (c.config_json.empty()) c.config_json = recorded;
-  c.recipe_keys = recipe_keys_of(add_gpt_run_flags, c.recipe_defaults);
-  // before the data is read and the model built: a folder holding another run is refused at once
-  check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
+  prepare_run(c, check_gpt_run, add_gpt_run_flags);
   GPTTask task(c);
   std::vector<std::unique_ptr<TrainObserver>> owned;
   std::vector<TrainObserver*> attached;

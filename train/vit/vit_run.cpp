@@ -2,17 +2,12 @@
 
 #include "train/flags/families.h"
 #include "train/flags/vit_flags.h"
-#include "train/io/run_dir.h"
 
 namespace nl {
 
 ViTRunResult run_vit(const ViTRunConfig& config) {
   ViTRunConfig c = config;
-  const std::string recorded = check_vit_run(c);
-  if (c.config_json.empty()) c.config_json = recorded;
-  c.recipe_keys = recipe_keys_of(add_vit_run_flags, c.recipe_defaults);
-  // before the data is read and the model built: a folder holding another run is refused at once
-  check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
+  prepare_run(c, check_vit_run, add_vit_run_flags);
   ViTTask task(c);
   c.steps = task.steps();
   ViTRunResult r;
