@@ -3,6 +3,7 @@
 // same loss and gradients to 1e-4 (|a - b| <= 1e-4 + 1e-4 |cpu|), and after AdamW
 // steps with clipping the same parameters. The GPU allocates nothing after its first step.
 #include "tensor/allocator.h"
+#include "tests/nn/naive_layers.h"  // registered_norms
 #include "tests/cuda/cuda_test.h"
 #include "tests/nn/model_fixtures.h"
 #include "tests/nn/vit_fixtures.h"
@@ -70,7 +71,7 @@ struct OptimizerPair {
 
 TEST_CASE("cuda: a 2-layer GPT step agrees with the CPU for every norm", "[cuda]") {
   REQUIRE_GPU();
-  for (const std::string norm : {"ln", "rms", "cbwc", "dyt", "bhyt"}) {
+  for (const std::string& norm : nl::test::registered_norms()) {
     SECTION(norm) {
       GPTConfig c = gpt_config(67, 2, 24, 3, 13, norm);
       c.dropout = norm == "ln" ? 0.1f : 0.0f;  // dropout masks are drawn on the CPU for both
@@ -92,7 +93,7 @@ TEST_CASE("cuda: a 2-layer GPT step agrees with the CPU for every norm", "[cuda]
 
 TEST_CASE("cuda: a 2-layer ViT step agrees with the CPU for every norm", "[cuda]") {
   REQUIRE_GPU();
-  for (const std::string norm : {"ln", "rms", "cbwc", "dyt", "bhyt"}) {
+  for (const std::string& norm : nl::test::registered_norms()) {
     SECTION(norm) {
       const ViTConfig c = vit_config(12, 2, 4, 5, 2, 16, 2, norm);
       Generator g1(6), g2(6);

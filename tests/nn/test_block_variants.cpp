@@ -15,6 +15,7 @@
 #include "nn/gpt.h"
 #include "nn/norms/norms.h"
 #include "tests/nn/block_config.h"
+#include "tests/nn/naive_layers.h"  // registered_norms
 #include "tests/nn/capture.h"
 #include "tests/nn/model_fixtures.h"
 #include "tests/test_util.h"
@@ -25,7 +26,6 @@ using Catch::Contains;
 
 namespace {
 
-const std::vector<std::string> kNorms = {"ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"};
 
 // Moves every parameter of a block off its initialisation (gains, alpha, lambda near 1,
 // the rest near 0 with a spread that makes attention non-uniform).

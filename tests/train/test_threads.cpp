@@ -11,6 +11,7 @@
 #include "nn/gpt.h"
 #include "tensor/threads.h"
 #include "train/optim/optim.h"
+#include "tests/nn/naive_layers.h"  // registered_norms
 
 using namespace nl;
 
@@ -54,7 +55,7 @@ std::vector<float> two_steps(const std::string& norm, int threads) {
 }  // namespace
 
 TEST_CASE("threads: two training steps at 4 threads match 1 thread for every norm", "[threads]") {
-  for (const char* norm : {"ln", "rms", "cbwc", "dyt", "bhyt"}) {
+  for (const std::string& norm : nl::test::registered_norms()) {
     INFO("norm " << norm);
     const std::vector<float> one = two_steps(norm, 1), four = two_steps(norm, 4);
     REQUIRE(one.size() == 3);
