@@ -14,6 +14,8 @@
 #pragma once
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -79,6 +81,25 @@ inline std::string missing_address_limit() {
          " (a sanitizer build reserves more address space than that)";
 }
 
+}  // namespace nl::test
+
+namespace nl::test {
+// A program the test runs is built (make builds every program before the tests): fails
+// the test, naming the program, when it is not.
+inline bool program_built(const std::string& program) {
+  if (std::filesystem::exists(program)) return true;
+  FAIL_CHECK(program << " is not built (make " << program << ")");
+  return false;
+}
+
+// `program --help`: exit 0, nothing on stderr; its text.
+inline std::string help_text(const std::string& program, const TempDir& scratch) {
+  const RunResult r = run_program(program, "--help", scratch);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  return r.out;
+}
 }  // namespace nl::test
 
 // Fails the test, naming what is missing, unless `missing` (a missing_X() above) is "".

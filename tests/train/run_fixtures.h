@@ -49,6 +49,14 @@ struct FakeGptRun {
              " --layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --eval-every 2 --eval-batches 1 --threads 1";
     tiny = recipe + " --quiet --act-stats-every 2";
   }
+  // A finished (or --stop-after) tiny run of train_gpt with `flags` in tmp/name: its folder.
+  std::string train(const std::string& name, const std::string& flags) const {
+    const std::string dir = tmp.sub(name);
+    const RunResult r = run_program(build_dir() + "/train_gpt", tiny + " " + flags + " --out " + dir, tmp);
+    INFO("train_gpt " << flags << "\nstderr: " << r.err);
+    REQUIRE(r.code == 0);
+    return dir;
+  }
 };
 
 // Every entry of dir with the bytes of each regular file, and "(not a regular file)"
@@ -69,8 +77,8 @@ inline RunResult run_limited(const std::string& program, const std::string& args
   return run_program("timeout -k 5 " + std::to_string(seconds) + " " + program, args, scratch);
 }
 
-// A refused invocation: exit 2 within the time limit, one line holding every needle,
-// `dir` as it was (byte for byte; safe when it holds a FIFO).
+// A refused invocation: exit 2 within the time limit, one line (ending in a newline)
+// holding every needle, `dir` as it was (byte for byte; safe when it holds a FIFO).
 inline void expect_refused(const std::string& program, const std::string& args, const std::string& dir,
                            const std::vector<std::string>& needles, const TempDir& scratch) {
   const auto before = safe_snapshot(dir);
@@ -81,8 +89,17 @@ inline void expect_refused(const std::string& program, const std::string& args, 
        << " " << args << "\nexit " << r.code << " after " << seconds << " s\nstderr: " << r.err);
   CHECK(r.code == 2);
   CHECK(count_lines(r.err) == 1);
+  CHECK(!r.err.empty());
+  if (!r.err.empty()) CHECK(r.err.back() == '\n');
   for (const auto& n : needles) CHECK_THAT(r.err, Catch::Contains(n));
   CHECK(safe_snapshot(dir) == before);
+}
+
+// expect_refused for `program --out out_dir ARGS`: out_dir (which may hold files) is
+// left as it was.
+inline void expect_refused_into(const std::string& program, const std::string& args, const std::string& out_dir,
+                                const std::vector<std::string>& needles, const TempDir& scratch) {
+  expect_refused(program, "--out " + out_dir + " " + args, out_dir, needles, scratch);
 }
 
 // Edits a checkpoint's tensors or metadata, then makes its checksums match again (as a

@@ -7,6 +7,7 @@
 #include "tensor/device.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // expect_refused
 #include "train/flags/flag_parser.h"
 
 #include <sys/wait.h>
@@ -36,20 +37,6 @@ RunResult run(const std::string& args, const TempDir& scratch) { return run_prog
 const std::string kTiny =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 1 --eval-batches 1 --threads 1 --quiet";
 
-// A bad invocation: exit code 2, one line on stderr holding every needle, and every file
-// in out_dir (which holds a log.csv of known content) unchanged, nothing added.
-void expect_error(const std::string& args, const std::string& out_dir, const std::vector<std::string>& needles,
-                  const TempDir& scratch) {
-  const auto before = snapshot(out_dir);
-  RunResult r = run("--out " + out_dir + " " + args, scratch);
-  INFO("train_gpt " << args << "\nexit " << r.code << "\nstderr: " << r.err << "stdout: " << r.out);
-  CHECK(r.code == 2);
-  CHECK(count_lines(r.err) == 1);
-  CHECK(!r.err.empty());
-  if (!r.err.empty()) CHECK(r.err.back() == '\n');
-  for (const auto& n : needles) CHECK_THAT(r.err, Contains(n));
-  CHECK(snapshot(out_dir) == before);
-}
 
 struct Fixture {
   TempDir tmp;
@@ -60,26 +47,17 @@ struct Fixture {
   }
 };
 
-bool program_built() {
-  if (fs::exists(kProgram)) return true;
-  FAIL_CHECK(kProgram << " is not built (make " << kProgram << ")");
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   TempDir tmp;
-  RunResult r = run("--help", tmp);
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(r.code == 0);
-  CHECK(r.err.empty());
+  const std::string help = help_text(kProgram, tmp);
   for (const char* flag : {"--norm", "--layers", "--dim", "--heads", "--seq", "--batch", "--steps", "--lr", "--data",
                            "--out", "--resume", "--stop-after", "--seed", "--threads"})
-    CHECK_THAT(r.out, Contains(flag));
+    CHECK_THAT(help, Contains(flag));
   // the norm flag's help names the choices
-  CHECK_THAT(r.out, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
+  CHECK_THAT(help, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
   // --help wins over the other flags: it trains nothing and writes nothing
   const std::string out = tmp.sub("out");
   RunResult r2 = run("--out " + out + " --steps 3 --help", tmp);
@@ -89,56 +67,56 @@ TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
 }
 
 TEST_CASE("train_gpt cli: an unknown --norm names the valid ones", "[cli]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
-  expect_error("--norm layernorm " + kTiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"},
+  expect_refused_into(kProgram, "--norm layernorm " + kTiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"},
                f.tmp);
 }
 
 // the device is opened after the text is loaded: this one needs the real data
 TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused", "[cli][needs-fortunes]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   REQUIRE_RESOURCE(missing_fortunes());
   Fixture f;
-  expect_error("--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
+  expect_refused_into(kProgram, "--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
   // --overwrite: the run in f.out is not replaced by a run that is refused
-  if (!nl::cuda_available()) expect_error("--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
+  if (!nl::cuda_available()) expect_refused_into(kProgram, "--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
-  expect_error("--layers 1 --dim 30 --heads 4 --steps 1 --threads 1", f.out, {"30", "heads"}, f.tmp);
+  expect_refused_into(kProgram, "--layers 1 --dim 30 --heads 4 --steps 1 --threads 1", f.out, {"30", "heads"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: missing data says how to install it", "[cli]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
-  expect_error("--data /nonexistent/fortunes --steps 1 --overwrite " + kTiny, f.out,
+  expect_refused_into(kProgram, "--data /nonexistent/fortunes --steps 1 --overwrite " + kTiny, f.out,
                {"/nonexistent/fortunes", "apt-get install fortunes"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: an unknown flag is named", "[cli]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
-  expect_error("--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
-  expect_error("--bogus=3 --steps 1", f.out, {"--bogus"}, f.tmp);
-  expect_error("--steps 1 stray", f.out, {"stray"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
+  expect_refused_into(kProgram, "--bogus=3 --steps 1", f.out, {"--bogus"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 stray", f.out, {"stray"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: malformed numbers and missing values are named", "[cli]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
-  expect_error("--steps 12x", f.out, {"--steps", "12x"}, f.tmp);
-  expect_error("--lr abc --steps 1", f.out, {"--lr", "abc"}, f.tmp);
-  expect_error("--dim=", f.out, {"--dim"}, f.tmp);
-  expect_error("--steps 1 --batch", f.out, {"--batch"}, f.tmp);  // the value is missing
-  expect_error("--steps 0 " + kTiny, f.out, {"--steps"}, f.tmp);
-  expect_error("--quiet=1 --steps 1", f.out, {"--quiet"}, f.tmp);  // a switch takes no value
+  expect_refused_into(kProgram, "--steps 12x", f.out, {"--steps", "12x"}, f.tmp);
+  expect_refused_into(kProgram, "--lr abc --steps 1", f.out, {"--lr", "abc"}, f.tmp);
+  expect_refused_into(kProgram, "--dim=", f.out, {"--dim"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 --batch", f.out, {"--batch"}, f.tmp);  // the value is missing
+  expect_refused_into(kProgram, "--steps 0 " + kTiny, f.out, {"--steps"}, f.tmp);
+  expect_refused_into(kProgram, "--quiet=1 --steps 1", f.out, {"--quiet"}, f.tmp);  // a switch takes no value
 }
 
 TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched checkpoint", "[cli][needs-fortunes]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   // a good run to start from: two-step schedule stopped after one step
@@ -164,30 +142,30 @@ TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched check
   SECTION("truncated") {
     const std::string d = copy();
     write_bytes(d + "/checkpoint.safetensors", ckpt.substr(0, ckpt.size() / 2));
-    expect_error(resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
+    expect_refused_into(kProgram, resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
   }
   SECTION("header garbage") {
     const std::string d = copy();
     std::string bytes = ckpt;
     for (size_t i = 8; i < 40; ++i) bytes[i] = '\x01';
     write_bytes(d + "/checkpoint.safetensors", bytes);
-    expect_error(resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
+    expect_refused_into(kProgram, resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
   }
   SECTION("mismatched --dim") {
     const std::string d = copy();
-    expect_error(resume + kTiny + " --dim 24", d, {"checkpoint.safetensors", "16", "24"}, tmp);
+    expect_refused_into(kProgram, resume + kTiny + " --dim 24", d, {"checkpoint.safetensors", "16", "24"}, tmp);
   }
   SECTION("mismatched --norm, same shapes") {
     const std::string d = copy();
-    expect_error(resume + kTiny + " --norm cbwc", d, {"checkpoint.safetensors", "cbwc"}, tmp);
+    expect_refused_into(kProgram, resume + kTiny + " --norm cbwc", d, {"checkpoint.safetensors", "cbwc"}, tmp);
   }
   SECTION("mismatched --norm, other parameters") {
     const std::string d = copy();
-    expect_error(resume + kTiny + " --norm bhyt", d, {"checkpoint.safetensors", "norm", "bhyt"}, tmp);
+    expect_refused_into(kProgram, resume + kTiny + " --norm bhyt", d, {"checkpoint.safetensors", "norm", "bhyt"}, tmp);
   }
   SECTION("no checkpoint to resume from") {
     Fixture f;
-    expect_error(resume + kTiny, f.out, {"checkpoint"}, tmp);
+    expect_refused_into(kProgram, resume + kTiny, f.out, {"checkpoint"}, tmp);
   }
   SECTION("the good one resumes, exit 0") {
     const std::string d = copy();
@@ -201,18 +179,18 @@ TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched check
 }
 
 TEST_CASE("train_gpt cli: the regime options reject bad values in one line", "[cli]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
-  expect_error("--mlp relu " + kTiny, f.out, {"relu", "gelu", "swiglu"}, f.tmp);
-  expect_error("--emb-scale big " + kTiny, f.out, {"--emb-scale", "big"}, f.tmp);
-  expect_error("--emb-scale -2 " + kTiny, f.out, {"--emb-scale"}, f.tmp);
-  expect_error("--final-norm batch " + kTiny, f.out, {"batch"}, f.tmp);
-  expect_error("--norm ln --screen-dyt --steps 4 --screen-steps 2 " + kTiny, f.out, {"dyt"}, f.tmp);
+  expect_refused_into(kProgram, "--mlp relu " + kTiny, f.out, {"relu", "gelu", "swiglu"}, f.tmp);
+  expect_refused_into(kProgram, "--emb-scale big " + kTiny, f.out, {"--emb-scale", "big"}, f.tmp);
+  expect_refused_into(kProgram, "--emb-scale -2 " + kTiny, f.out, {"--emb-scale"}, f.tmp);
+  expect_refused_into(kProgram, "--final-norm batch " + kTiny, f.out, {"batch"}, f.tmp);
+  expect_refused_into(kProgram, "--norm ln --screen-dyt --steps 4 --screen-steps 2 " + kTiny, f.out, {"dyt"}, f.tmp);
 }
 
 TEST_CASE("train_gpt --screen-dyt and screen_dyt stop at the screening step with the verdict",
           "[cli][needs-fortunes]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string out = tmp.sub("out");

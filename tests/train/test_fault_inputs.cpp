@@ -25,10 +25,7 @@ TEST_CASE("fault inputs: a FIFO in place of a checkpoint, --init-from, --config 
           "[fault][cli]") {
   REQUIRE(fs::exists(kTrainGpt));
   FakeGptRun f;
-  const std::string run = f.tmp.sub("run");
-  RunResult r = run_program(kTrainGpt, f.tiny + " --stop-after 2 --out " + run, f.tmp);
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  const std::string run = f.train("run", "--stop-after 2");
 
   SECTION("the checkpoint to resume") {
     make_fifo(run + "/checkpoint.safetensors");

@@ -80,10 +80,7 @@ TEST_CASE("fault memory: fold_ln refuses a checkpoint whose metadata claims a mo
           "[fault][cli]") {
   REQUIRE(fs::exists(kFoldLn));
   FakeGptRun f;
-  const std::string run = f.tmp.sub("run");
-  RunResult r = run_program(kTrainGpt, f.tiny + " --norm ln --out " + run, f.tmp);
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  const std::string run = f.train("run", "--norm ln");
   // the same tensors, the metadata claiming 64 layers of width 4096 (about 50 GB to build)
   nl::SafetensorsFile file = nl::load_safetensors(run + "/checkpoint.safetensors");
   auto model = nlohmann::json::parse(file.metadata.at("model"));

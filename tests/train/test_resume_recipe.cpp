@@ -45,10 +45,7 @@ TEST_CASE("resume recipe: train_gpt refuses every changed recipe flag, naming it
   REQUIRE(fs::exists(kTrainGpt));
   FakeGptRun f;
   const std::string base = f.tiny + " --steps 6 --warmup 2";
-  const std::string run = f.tmp.sub("run");
-  RunResult r = run_program(kTrainGpt, base + " --stop-after 3 --out " + run, f.tmp);
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  const std::string run = f.train("run", "--steps 6 --warmup 2 --stop-after 3");
   // the flag, its value in the checkpoint, its value now
   const std::vector<std::pair<std::string, std::string>> changes = {
       {"--batch 4", "--batch 2 in the checkpoint, 4 in this run"},

@@ -13,36 +13,14 @@
 
 #include "tests/test_util.h"
 #include "train/io/safetensors.h"
+#include "tests/test_files.h"  // TempDir, read_bytes, write_bytes
 
 using namespace nl;
+using namespace nl::test;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("normlab_safetensors_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-}
 
 // An 8-byte little-endian length, then the header, then the data: a file as a writer
 // that does not know our checks might make it.
@@ -63,7 +41,7 @@ std::string le32(uint32_t bits) {
 
 TEST_CASE("safetensors round trip keeps values, shapes, dtypes and metadata", "[safetensors]") {
   TempDir dir;
-  const std::string path = dir.file("ckpt.safetensors");
+  const std::string path = dir.sub("ckpt.safetensors");
   Tensor w = Tensor::from_vector({-1.5f, 0.0f, 2.25f, -3e-8f, 1e30f, -0.0f}, {2, 3});
   std::map<std::string, Tensor> tensors{
       {"blocks.0.attn.weight", w},
@@ -106,7 +84,7 @@ TEST_CASE("safetensors round trip keeps values, shapes, dtypes and metadata", "[
 
 TEST_CASE("safetensors file bytes match the hand-written layout", "[safetensors]") {
   TempDir dir;
-  const std::string path = dir.file("small.safetensors");
+  const std::string path = dir.sub("small.safetensors");
   save_safetensors(path, {{"x", Tensor::from_vector({1.0f, -2.0f}, {2})}}, {{"step", "7"}});
 
   // The header JSON is 82 characters, counted piece by piece:
@@ -127,7 +105,7 @@ TEST_CASE("safetensors file bytes match the hand-written layout", "[safetensors]
 
 TEST_CASE("safetensors reads headers other writers make: whitespace, escapes, I64", "[safetensors]") {
   TempDir dir;
-  const std::string path = dir.file("other.safetensors");
+  const std::string path = dir.sub("other.safetensors");
   // Pretty-printed, keys in another order, a \u escape (U+00E9) and a surrogate pair
   // (U+1F600) in names, tensors listed out of data order, and int64 data.
   const std::string header =
@@ -156,7 +134,7 @@ TEST_CASE("safetensors reads headers other writers make: whitespace, escapes, I6
 
 TEST_CASE("safetensors rejects corrupt files with a message naming file and problem", "[safetensors]") {
   TempDir dir;
-  const std::string path = dir.file("bad.safetensors");
+  const std::string path = dir.sub("bad.safetensors");
   const std::string good_entry = "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}";
   const std::string eight = le32(0x3f800000) + le32(0xc0000000);
   auto load_header = [&](const std::string& header, const std::string& data) {
@@ -165,8 +143,8 @@ TEST_CASE("safetensors rejects corrupt files with a message naming file and prob
   };
 
   SECTION("missing file") {
-    REQUIRE_THROWS_AS(load_safetensors(dir.file("nope.safetensors")), nl::Error);
-    REQUIRE_THROWS_WITH(load_safetensors(dir.file("nope.safetensors")),
+    REQUIRE_THROWS_AS(load_safetensors(dir.sub("nope.safetensors")), nl::Error);
+    REQUIRE_THROWS_WITH(load_safetensors(dir.sub("nope.safetensors")),
                         Contains("nope.safetensors") && Contains("does not exist"));
   }
   SECTION("file shorter than the length field") {
@@ -257,13 +235,13 @@ TEST_CASE("safetensors rejects corrupt files with a message naming file and prob
 
 TEST_CASE("safetensors write is atomic: a failed write leaves the target and no temp file", "[safetensors]") {
   TempDir dir;
-  const std::string target = dir.file("ckpt.safetensors");
+  const std::string target = dir.sub("ckpt.safetensors");
   const std::map<std::string, Tensor> tensors{{"x", Tensor::from_vector({1.0f, 2.0f}, {2})}};
   save_safetensors(target, tensors, {{"step", "1"}});
   const std::string before = read_bytes(target);
 
   SECTION("into a directory that does not exist") {
-    const std::string missing = dir.file("no/such/dir/ckpt.safetensors");
+    const std::string missing = dir.sub("no/such/dir/ckpt.safetensors");
     REQUIRE_THROWS_WITH(save_safetensors(missing, tensors, {}), Contains("cannot create") && Contains(missing));
     CHECK(!fs::exists(missing + ".tmp"));
     CHECK(read_bytes(target) == before);
@@ -280,7 +258,7 @@ TEST_CASE("safetensors write is atomic: a failed write leaves the target and no 
   SECTION("rename fails after the temp file was written") {
     // A non-empty directory cannot be replaced by rename(2): the write itself succeeds,
     // the last step fails, and the temp file must be cleaned up.
-    const std::string blocked = dir.file("blocked");
+    const std::string blocked = dir.sub("blocked");
     fs::create_directories(blocked + "/inside");
     REQUIRE_THROWS_WITH(save_safetensors(blocked, tensors, {}), Contains("renaming"));
     CHECK(fs::is_directory(blocked + "/inside"));

@@ -12,27 +12,14 @@
 
 #include "tests/needs.h"
 #include "train/data/text_data.h"
+#include "tests/test_files.h"  // TempDir, write_bytes
 
 using namespace nl;
+using namespace nl::test;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("normlab_text_data_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  void write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name, std::ios::binary) << text;
-  }
-};
 
 std::vector<uint8_t> bytes(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
 
@@ -50,12 +37,12 @@ TEST_CASE("text_data loads top-level text files in name order and splits 90/10",
   const std::string a(60, 'a');
   const std::string d = std::string(30, 'd') + std::string(10, 'v');
   // Written out of order; .dat indexes, .u8 names and subdirectories are skipped.
-  dir.write("d", d);
-  dir.write("c.u8", "links to a text in the package: skipped");
-  dir.write("b.dat", "strfile index: skipped");
-  dir.write("a", a);
+  write_bytes(dir.sub("d"), d);
+  write_bytes(dir.sub("c.u8"), "links to a text in the package: skipped");
+  write_bytes(dir.sub("b.dat"), "strfile index: skipped");
+  write_bytes(dir.sub("a"), a);
   fs::create_directories(dir.path / "e");
-  dir.write("e/inner", "below the top level: skipped");
+  write_bytes(dir.sub("e/inner"), "below the top level: skipped");
 
   TextData t = load_fortunes(dir.path.string());
   REQUIRE(t.train.size() == 90);
@@ -64,7 +51,7 @@ TEST_CASE("text_data loads top-level text files in name order and splits 90/10",
   CHECK(t.val == bytes(std::string(10, 'v')));
 
   // 90 % of 101 bytes rounds down to 90 training bytes.
-  dir.write("f", "!");
+  write_bytes(dir.sub("f"), "!");
   t = load_fortunes(dir.path.string());
   CHECK(t.train.size() == 90);
   CHECK(t.val == bytes(std::string(10, 'v') + "!"));
@@ -72,7 +59,7 @@ TEST_CASE("text_data loads top-level text files in name order and splits 90/10",
 
 TEST_CASE("text_data train_bytes keeps a prefix of the training text", "[text_data]") {
   TempDir dir;
-  dir.write("a", "0123456789abcdefghij");  // 20 bytes: 18 train, 2 val
+  write_bytes(dir.sub("a"), "0123456789abcdefghij");  // 20 bytes: 18 train, 2 val
   TextData t = load_fortunes(dir.path.string(), 5);
   CHECK(t.train == bytes("01234"));
   CHECK(t.val == bytes("ij"));
@@ -86,7 +73,7 @@ TEST_CASE("text_data missing text says how to install it", "[text_data]") {
   const std::string missing = (dir.path / "absent").string();
   REQUIRE_THROWS_AS(load_fortunes(missing), nl::Error);
   REQUIRE_THROWS_WITH(load_fortunes(missing), Contains(missing) && Contains("apt-get install fortunes"));
-  dir.write("only.dat", "an index without its text");
+  write_bytes(dir.sub("only.dat"), "an index without its text");
   REQUIRE_THROWS_WITH(load_fortunes(dir.path.string()), Contains("apt-get install fortunes"));
 }
 

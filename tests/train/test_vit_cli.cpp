@@ -5,7 +5,9 @@
 // writes its files; a resumed run continues exactly.
 #include <catch2/catch.hpp>
 
+#include "tests/needs.h"  // program_built
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // expect_refused
 #include "tests/fake_fashion_mnist.h"
 
 #include <sys/wait.h>
@@ -37,41 +39,17 @@ RunResult run(const std::string& args, const TempDir& scratch, const std::string
 
 using Fixture = FakeVitRun;
 
-// A bad invocation: exit code 2, one line on stderr holding every needle, and every
-// file in out_dir unchanged, nothing added.
-void expect_error(const std::string& args, const std::string& out_dir, const std::vector<std::string>& needles,
-                  const TempDir& scratch) {
-  const auto before = snapshot(out_dir);
-  RunResult r = run("--out " + out_dir + " " + args, scratch);
-  INFO("train_vit " << args << "\nexit " << r.code << "\nstderr: " << r.err << "stdout: " << r.out);
-  CHECK(r.code == 2);
-  CHECK(count_lines(r.err) == 1);
-  CHECK(!r.err.empty());
-  if (!r.err.empty()) CHECK(r.err.back() == '\n');
-  for (const auto& n : needles) CHECK_THAT(r.err, Contains(n));
-  CHECK(snapshot(out_dir) == before);
-}
-
-bool program_built() {
-  if (fs::exists(kProgram)) return true;
-  FAIL_CHECK(kProgram << " is not built (make " << kProgram << ")");
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   TempDir tmp;
-  RunResult r = run("--help", tmp);
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(r.code == 0);
-  CHECK(r.err.empty());
+  const std::string help = help_text(kProgram, tmp);
   for (const char* flag : {"--norm", "--layers", "--dim", "--heads", "--patch", "--batch", "--steps", "--epochs",
                            "--lr", "--min-lr", "--warmup", "--wd", "--clip", "--seed", "--eval-every", "--threads",
                            "--out", "--resume", "--quiet", "--crop-pad", "--flip", "--val-size", "--data"})
-    CHECK_THAT(r.out, Contains(flag));
-  CHECK_THAT(r.out, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
+    CHECK_THAT(help, Contains(flag));
+  CHECK_THAT(help, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
   const std::string out = tmp.sub("out");
   RunResult r2 = run("--out " + out + " --steps 3 --help", tmp);
   CHECK(r2.code == 0);
@@ -79,39 +57,39 @@ TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
 }
 
 TEST_CASE("train_vit cli: bad flags, norms and shapes are one-line errors that touch nothing", "[vit]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
-  expect_error("--norm layernorm --steps 1 " + f.tiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt"}, f.tmp);
-  expect_error("--steps 1 " + f.tiny + " --dim 30 --heads 4", f.out, {"30", "heads"}, f.tmp);
-  expect_error("--steps 1 " + f.tiny + " --patch 5", f.out, {"--patch 5", "28"}, f.tmp);
-  expect_error("--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
-  expect_error("--steps 1x", f.out, {"--steps", "1x"}, f.tmp);
-  expect_error("--steps -1 " + f.tiny, f.out, {"--steps"}, f.tmp);
-  expect_error("--steps 0 --epochs 0 " + f.tiny, f.out, {"--steps", "--epochs"}, f.tmp);
-  expect_error("--steps 1 " + f.tiny + " --lr -1", f.out, {"--lr"}, f.tmp);
-  expect_error("--steps 1 " + f.tiny + " --crop-pad 30", f.out, {"--crop-pad"}, f.tmp);
-  expect_error("--steps 1 " + f.tiny + " --epochs -2", f.out, {"--epochs"}, f.tmp);
-  expect_error("--flip=1 --steps 1", f.out, {"--flip"}, f.tmp);
+  expect_refused_into(kProgram, "--norm layernorm --steps 1 " + f.tiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --dim 30 --heads 4", f.out, {"30", "heads"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --patch 5", f.out, {"--patch 5", "28"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1x", f.out, {"--steps", "1x"}, f.tmp);
+  expect_refused_into(kProgram, "--steps -1 " + f.tiny, f.out, {"--steps"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 0 --epochs 0 " + f.tiny, f.out, {"--steps", "--epochs"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --lr -1", f.out, {"--lr"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --crop-pad 30", f.out, {"--crop-pad"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --epochs -2", f.out, {"--epochs"}, f.tmp);
+  expect_refused_into(kProgram, "--flip=1 --steps 1", f.out, {"--flip"}, f.tmp);
 }
 
 TEST_CASE("train_vit cli: missing or broken data, and a validation split too large", "[vit]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
   f.tiny += " --overwrite";  // the run in f.out is not replaced by a run that is refused
-  expect_error("--steps 1 " + f.tiny + " --data /nonexistent/fmnist", f.out,
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --data /nonexistent/fmnist", f.out,
                {"/nonexistent/fmnist/train-images-idx3-ubyte.gz", "apt-get install dataset-fashion-mnist"}, f.tmp);
   // the split is checked against the data: 200 training images
-  expect_error("--steps 1 " + f.tiny + " --val-size 200", f.out, {"--val-size", "199"}, f.tmp);
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --val-size 200", f.out, {"--val-size", "199"}, f.tmp);
   // a truncated label file
   const std::string labels = f.data + "/t10k-labels-idx1-ubyte.gz";
   const std::string good = read_bytes(labels);
   write_bytes(labels, good.substr(0, good.size() - 12));
-  expect_error("--steps 1 " + f.tiny, f.out, {"t10k-labels-idx1-ubyte.gz", "apt-get install dataset-fashion-mnist"},
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny, f.out, {"t10k-labels-idx1-ubyte.gz", "apt-get install dataset-fashion-mnist"},
                f.tmp);
 }
 
 TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion matrix and result", "[vit]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
   const std::string out = f.tmp.sub("run");
   RunResult r = run("--steps 4 " + f.tiny + " --out " + out, f.tmp);
@@ -151,7 +129,7 @@ TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion m
 }
 
 TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --steps overrides it", "[vit]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
   // 160 training images, batch 8: 0.3 epochs = 6 steps, 0.31 epochs = 6.2, rounded up to 7
   for (const auto& [flags, steps] : std::vector<std::pair<std::string, size_t>>{
@@ -166,7 +144,7 @@ TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --
 }
 
 TEST_CASE("train_vit cli: stopping and resuming gives the same run as going straight", "[vit]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   Fixture f;
   const std::string straight = f.tmp.sub("straight"), split = f.tmp.sub("split");
   const std::string common = "--steps 6 --crop-pad 2 --flip " + f.tiny;
@@ -177,11 +155,11 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
   CHECK_FALSE(fs::exists(split + "/confusion.csv"));
 
   SECTION("a changed --batch or --seed is caught as another recipe") {
-    expect_error(common + " --resume --batch 4", split, {"another recipe", "--batch 8 in the checkpoint, 4"}, f.tmp);
-    expect_error(common + " --resume --seed 5", split, {"another recipe", "--seed 1337 in the checkpoint, 5"}, f.tmp);
+    expect_refused_into(kProgram, common + " --resume --batch 4", split, {"another recipe", "--batch 8 in the checkpoint, 4"}, f.tmp);
+    expect_refused_into(kProgram, common + " --resume --seed 5", split, {"another recipe", "--seed 1337 in the checkpoint, 5"}, f.tmp);
   }
   SECTION("another model is named") {
-    expect_error(common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);
+    expect_refused_into(kProgram, common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);
   }
   SECTION("the resumed run matches, loss for loss") {
     RunResult b = run(common + " --resume --out " + split, f.tmp);
@@ -202,7 +180,7 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
 }
 
 TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny comparison", "[vit]") {
-  if (!program_built()) return;
+  if (!program_built(kProgram)) return;
   if (!fs::exists(kCompare)) {
     FAIL_CHECK(kCompare << " is not built (make " << kCompare << ")");
     return;
