@@ -3,8 +3,9 @@
 // 2512.10938). DyT's successor from DyT's authors, found by a search over point-wise
 // functions: reported above LayerNorm, RMSNorm and DyT in vision, speech and DNA models
 // and level with LayerNorm on GPT-2. As in the released code (zlab-princeton/Derf,
-// dynamic_erf.py): alpha starts at 0.5, s at 0, and beta is kept; its GPT-2 patch also
-// scales the embedding by a learnt scalar from sqrt(d) (here --emb-scale sqrt).
+// dynamic_erf.py): alpha starts at 0.5, s at 0, and beta is kept. Its GPT-2 patch starts
+// alpha at 1.0 and scales the embedding by a learnt scalar from sqrt(d): here
+// --derf-alpha0 1 --emb-scale sqrt (docs/norms/derf.md lists every difference).
 #include "autograd/ops.h"
 #include "nn/norms/registry.h"
 
