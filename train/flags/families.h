@@ -7,6 +7,8 @@
 #pragma once
 #include <string>
 
+#include <nlohmann/json.hpp>  // recipe_keys_of reads FlagParser::values()
+
 #include "nn/norms/norm.h"
 #include "train/flags/flag_parser.h"
 #include "train/io/run_dir.h"  // check_fresh_folder
