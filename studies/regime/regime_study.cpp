@@ -69,7 +69,7 @@ const std::vector<std::string> kLlamaArms = {
 const std::vector<std::string> kVitArms = {"ln=--norm ln", "dyt-a0.5=--norm dyt --dyt-alpha0 0.5"};
 
 // The paper's numbers (Verma 2026, as read in lucky-verma/dyt-composition-study's
-// results manifest; /work/notes/research.md): each arm's change of the validation loss
+// results manifest): each arm's change of the validation loss
 // against LayerNorm at 5000 steps, in the data-scarce cell (64M parameters, 1M tokens,
 // about 164 passes) and the data-rich one (118M tokens, 1.4 passes).
 struct PaperArm {
