@@ -61,7 +61,4 @@ double cell_seconds(const RegimeCell& cell, int64_t steps, double gpt_step_ms, d
 
 int regime_study_main(const std::vector<std::string>& args);
 
-// The report for a results.json (exposed for the tests). plotted: the plots exist.
-std::string render_regime_report(const nlohmann::json& results, bool plotted);
-
 }  // namespace nl

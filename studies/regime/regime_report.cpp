@@ -1,0 +1,477 @@
+// The DyT regime study's report (studies/regime/regime_report.h): results.json grouped
+// by cell, the paper's numbers beside the measured ones, the verdicts of verdicts.h, the
+// template regime.md.in filled in; and the CSVs its plots draw.
+#include "studies/regime/regime_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "nn/norms/registry.h"
+#include "studies/instruments/screening.h"
+#include "studies/regime/regime_analysis.h"
+#include "studies/regime/regime_study.h"
+#include "studies/report/study.h"
+#include "studies/report/template.h"
+#include "studies/report/verdicts.h"
+#include "tensor/error.h"
+#include "train/io/files.h"
+
+namespace nl {
+namespace fs = std::filesystem;
+
+namespace {
+
+using json = nlohmann::json;
+
+const char kTemplate[] =
+#include "studies/regime/regime.md.in.h"
+    ;
+
+// The paper's numbers (Verma 2026, as read in lucky-verma/dyt-composition-study's
+// results manifest): each arm's change of the validation loss
+// against LayerNorm at 5000 steps, in the data-scarce cell (64M parameters, 1M tokens,
+// about 164 passes) and the data-rich one (118M tokens, 1.4 passes).
+struct PaperArm {
+  const char* label;
+  double scarce, rich;  // percent; NaN: not in the paper
+  const char* source;
+};
+const PaperArm kPaperArms[] = {
+    {"dyt-a0.5", -33.6, 42.0, "alpha0 sweep: 1M 6.187 vs 9.319 (2 seeds); 118M +42.0 % (3 seeds)"},
+    {"dyt-a1", -34.1, 31.4, "alpha0 sweep: 1M 6.138 vs 9.319; 118M +31.4 %"},
+    {"dyt-a2", -27.3, 18.8, "phase table: 1M 6.819 vs 9.384; 118M 4.313 vs 3.631 (3 seeds)"},
+    {"dyt-a3", -20.5, 15.5, "alpha0 sweep: 1M 7.409 vs 9.319; 118M +15.5 %"},
+    {"hardtanh-a1", -33.4, 25.6, "HardTanh control: 1M 6.246 vs 9.384; 118M 4.562 vs 3.631 (no alpha)"},
+    {"ln-drop0.1", NAN, 1.2, "dropout control at 118M only: 3.676 vs 3.631"},
+    {"ln-drop0.3", NAN, 9.5, "dropout control at 118M only: 3.975"},
+    {"ln-drop0.5", NAN, 18.3, "dropout control at 118M only: 4.295 (DyT 4.313)"},
+};
+const PaperArm* paper_arm(const std::string& label) {
+  for (const PaperArm& a : kPaperArms)
+    if (label == a.label) return &a;
+  return nullptr;
+}
+
+double number(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
+
+std::string pct(double v) { return std::isfinite(v) ? fmt(v, "%+.1f") + " %" : "-"; }
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  size_t n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) s += x, ++n;
+  return n ? s / (double)n : NAN;
+}
+
+Curve curve_of(const json& a) {
+  Curve c;
+  for (const auto& p : a) c.push_back({p[0].get<int64_t>(), number(p[1])});
+  return c;
+}
+
+// ---------------------------------------------------------------- the report's view
+
+struct Run {
+  std::string model, arm;
+  int64_t size, width, seed;
+  bool llama, failed;
+  double val_end;
+  Curve curve, acc;
+  json j;
+};
+
+struct Group {  // the runs of one (model, width, size, arm) over the seeds
+  std::string model, arm;
+  int64_t size, width;
+  bool llama;
+  std::vector<Run> runs;
+  std::vector<int64_t> seeds() const {
+    std::vector<int64_t> s;
+    for (const Run& r : runs) s.push_back(r.seed);
+    return s;
+  }
+  template <class F>
+  std::vector<double> each(F f) const {
+    std::vector<double> v;
+    for (const Run& r : runs) v.push_back(f(r));
+    return v;
+  }
+};
+
+std::vector<Group> groups_of(const json& results) {
+  std::vector<Group> groups;
+  for (const json& j : results["runs"]) {
+    Run r{j["model"], j["arm"], j["size"], j["width"], j["seed"], j.value("llama", false), j["exit_code"] != 0,
+          number(j["val_end"]),
+          curve_of(j["curve"]), curve_of(j.value("acc_curve", json::array())), j};
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.model == r.model && g.arm == r.arm && g.size == r.size && g.width == r.width;
+    });
+    if (it == groups.end()) {
+      groups.push_back({r.model, r.arm, r.size, r.width, r.llama, {}});
+      it = groups.end() - 1;
+    }
+    it->runs.push_back(r);
+  }
+  return groups;
+}
+
+const Group* find_group(const std::vector<Group>& gs, const std::string& model, const std::string& arm, int64_t size,
+                        int64_t width) {
+  for (const Group& g : gs)
+    if (g.model == model && g.arm == arm && g.size == size && g.width == width) return &g;
+  return nullptr;
+}
+
+// LayerNorm's best evaluation step in a cell: the step of the minimum of its
+// seed-mean validation curve.
+int64_t best_step(const Group& ln) {
+  std::map<int64_t, std::vector<double>> at;
+  for (const Run& r : ln.runs)
+    for (const CurvePoint& p : r.curve) at[p.step].push_back(p.value);
+  Curve mean;
+  for (const auto& [step, v] : at) mean.push_back({step, mean_of(v)});
+  return overfit_of(mean).min_step;
+}
+
+std::string comparison_text(const PairedComparison& c) {
+  if (c.n == 0) return "-";
+  return pct(c.percent) + ", " + std::to_string(c.wins) + "/" + std::to_string(c.n) + " seeds lower, p = " +
+         fmt(c.p_sign, "%.3g") + ": " + paired_text(c.verdict);
+}
+
+}  // namespace
+
+std::string render_regime_report(const json& results, bool plotted) {
+  json view = json::object();
+  for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
+  for (const char* key : {"date", "command", "out", "jobs", "threads", "cores", "cells_run", "cells_kept", "grid",
+                          "screen_step", "vit_steps", "estimate_minutes"})
+    view[key] = results[key];
+  view["minutes"] = fmt(number(results["seconds"]) / 60.0, "%.1f");
+  view["runs"] = results["runs"].size();
+  view["load_min"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).min, "%.1f");
+  view["load_max"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).max, "%.1f");
+  view["threshold"] = fmt(kScreenThreshold, "%.2f");
+  view["margin"] = fmt(kOverfitMargin, "%.2f");
+  view["plotted"] = plotted;
+  view["plot_script"] = results["plot_script"];
+  view["arms"] = results["arms"];
+  view["vit_arms"] = results["vit_arms"];
+  view["llama_arms"] = results.value("llama_arms", json::array());
+  const std::string reference = results["reference"];
+  view["reference"] = reference;
+  const int64_t steps = results["recipe"]["steps"], batch = results["recipe"]["batch"], seq = results["recipe"]["seq"];
+  const int64_t total_bytes = results["train_bytes_all"];
+  std::string seeds;
+  for (const auto& s : results["seeds"]) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s.get<int64_t>());
+  view["seeds"] = seeds;
+  view["seed_count"] = results["seeds"].size();
+
+  const std::vector<Group> groups = groups_of(results);
+  std::vector<int64_t> widths, sizes;
+  for (const Group& g : groups)
+    if (g.model == "gpt") {
+      if (!std::count(widths.begin(), widths.end(), g.width)) widths.push_back(g.width);
+      if (!std::count(sizes.begin(), sizes.end(), g.size)) sizes.push_back(g.size);
+    }
+  std::sort(widths.begin(), widths.end());
+  auto bytes_of = [&](int64_t size) { return size < 0 ? total_bytes : size; };
+  std::sort(sizes.begin(), sizes.end(), [&](int64_t a, int64_t b) { return bytes_of(a) < bytes_of(b); });
+  const int64_t smallest = sizes.empty() ? 0 : sizes.front(), largest = sizes.empty() ? 0 : sizes.back();
+  const int64_t base_width = results["recipe"]["dim"];
+
+  json size_rows = json::array(), phase = json::array(), overfit_rows = json::array(), summary = json::array();
+  json screen_rows = json::array(), instrument_rows = json::array(), paper_rows = json::array();
+  json reproduced = json::array(), not_reproduced = json::array();
+  std::vector<ScreenCell> screen;
+  int64_t dyt_cells = 0, dyt_helped = 0;
+  for (int64_t size : sizes)
+    size_rows.push_back({{"size", size_label(size)},
+                         {"bytes", bytes_of(size)},
+                         {"passes", fmt(passes(steps, batch, seq, bytes_of(size)), "%.1f")}});
+
+  for (int64_t w : widths) {
+    json tables = json::array();
+    for (int64_t size : sizes) {
+      const Group* ln = find_group(groups, "gpt", reference, size, w);
+      const int64_t ln_best = ln ? best_step(*ln) : -1;
+      json rows = json::array();
+      if (ln) {
+        const auto o = [](const Run& r) { return overfit_of(r.curve); };
+        int over = 0;
+        for (const Run& r : ln->runs) over += o(r).overfits;
+        overfit_rows.push_back(
+            {{"width", w},
+             {"size", size_label(size)},
+             {"passes", fmt(passes(steps, batch, seq, bytes_of(size)), "%.1f")},
+             {"min", range_text(ln->each([&](const Run& r) { return o(r).min_value; }), "%.4f")},
+             {"min_step", range_text(ln->each([&](const Run& r) { return (double)o(r).min_step; }), "%.0f")},
+             {"end", range_text(ln->each([&](const Run& r) { return o(r).end_value; }), "%.4f")},
+             {"rise", range_text(ln->each([&](const Run& r) { return o(r).rise(); }), "%.4f")},
+             {"overfits", std::to_string(over) + " of " + std::to_string(ln->runs.size())}});
+      }
+      for (const Group& g : groups) {
+        if (g.model != "gpt" || g.llama || g.width != w || g.size != size) continue;
+        const auto end = g.each([](const Run& r) { return r.val_end; });
+        const auto at_best = g.each([&](const Run& r) { return value_at(r.curve, ln_best); });
+        const auto mins = g.each([](const Run& r) { return overfit_of(r.curve).min_value; });
+        json row = {{"arm", g.arm},
+                    {"end", range_text(end, "%.4f")},
+                    {"min", range_text(mins, "%.4f")},
+                    {"at_best", range_text(at_best, "%.4f")},
+                    {"sat", range_text(g.each([](const Run& r) { return number(r.j["sat_screen"]); }), "%.3f")},
+                    {"vs_end", "-"},
+                    {"vs_best", "-"}};
+        int failed = 0, stuck = 0;
+        for (const Run& r : g.runs) failed += r.failed, stuck += !r.failed && r.val_end > kStuckLoss;
+        row["status"] = failed ? std::to_string(failed) + " failed" : stuck ? std::to_string(stuck) + " stuck near unigram"
+                                                                            : "ok";
+        if (ln && g.arm != reference) {
+          const auto ln_end = ln->each([](const Run& r) { return r.val_end; });
+          const auto ln_at = ln->each([&](const Run& r) { return value_at(r.curve, ln_best); });
+          const PairedComparison ce = compare_paired(g.seeds(), end, ln->seeds(), ln_end);
+          const PairedComparison cb = compare_paired(g.seeds(), at_best, ln->seeds(), ln_at);
+          row["vs_end"] = comparison_text(ce);
+          row["vs_best"] = comparison_text(cb);
+          const Run& first = g.runs.front();
+          const NormKind& kind = norm_kind(first.j["norm"]);
+          const bool dyt_like = kind.ends_bounded() && !kind.statistics && !kind.approximates_site2;
+          if (dyt_like && first.j["bounded"] == "tanh" && ce.n > 0) {
+            ++dyt_cells;
+            dyt_helped += ce.mean_diff < 0;
+            const double sat = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
+            const bool predicts = sat > kScreenThreshold, helped = ce.mean_diff < 0;
+            screen.push_back({sat, ce.percent, helped});
+            screen_rows.push_back({{"width", w},
+                                   {"size", size_label(size)},
+                                   {"arm", g.arm},
+                                   {"sat", fmt(sat, "%.3f")},
+                                   {"predicts", predicts ? "helps" : "does not help"},
+                                   {"outcome", pct(ce.percent) + " (" + paired_text(ce.verdict) + ")"},
+                                   {"right", std::isfinite(sat) ? (predicts == helped ? "right" : "wrong") : "-"}});
+          }
+          // the paper's number beside the measured one, at the two ends of the data axis
+          const PaperArm* pa = paper_arm(g.arm);
+          if (pa && w == base_width && (size == smallest || size == largest)) {
+            const bool scarce = size == smallest;
+            const double paper = scarce ? pa->scarce : pa->rich;
+            json prow = {{"arm", g.arm},
+                         {"regime", scarce ? "data-scarce" : "data-rich"},
+                         {"size", size_label(size)},
+                         {"paper", pct(paper)},
+                         {"here", comparison_text(ce)},
+                         {"source", pa->source}};
+            paper_rows.push_back(prow);
+            if (std::isfinite(paper) && ce.n > 0) {
+              const bool same_sign = (paper < 0) == (ce.percent < 0);
+              const bool settled = ce.verdict != Paired::Mixed;
+              const std::string line = g.arm + " at " + size_label(size) + " (" + (scarce ? "data-scarce" : "data-rich") +
+                                       "): paper " + pct(paper) + ", here " + comparison_text(ce);
+              (same_sign && settled ? reproduced : not_reproduced).push_back(line);
+            }
+          }
+        }
+        rows.push_back(row);
+        if (g.arm != reference) continue;
+        if (size == smallest && w == base_width) {
+          int over = 0;
+          for (const Run& r : g.runs) over += overfit_of(r.curve).overfits;
+          const std::string line = "LayerNorm over-fits on the smallest subset (" + size_label(size) + ", " +
+                                   fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes) in " +
+                                   std::to_string(over) + " of " + std::to_string(g.runs.size()) +
+                                   " seeds: minimum " + range_text(mins, "%.4f") + ", end " + range_text(end, "%.4f");
+          summary.push_back(line);
+          (over == (int)g.runs.size() ? reproduced : not_reproduced)
+              .push_back("the data-scarce regime exists (LN's validation loss rises after a minimum): " + line);
+        }
+      }
+      tables.push_back({{"size", size_label(size)},
+                        {"passes", fmt(passes(steps, batch, seq, bytes_of(size)), "%.1f")},
+                        {"ln_best", ln_best},
+                        {"rows", rows}});
+    }
+    phase.push_back({{"width", w}, {"tables", tables}});
+  }
+  for (const Group& g : groups) {
+    if (g.model != "gpt") continue;
+    auto at = [&](const char* key) {
+      return range_text(g.each([&](const Run& r) { return number(r.j.value(key, json())); }), "%.3g");
+    };
+    auto noise = [&](const char* eps) {
+      return range_text(g.each([&](const Run& r) {
+                          const json& n = r.j.value("noise_end", json());
+                          return n.is_object() && n.contains(eps) ? number(n[eps]) : NAN;
+                        }),
+                        "%.3g");
+    };
+    instrument_rows.push_back({{"width", g.width},
+                               {"size", size_label(g.size)},
+                               {"arm", g.arm},
+                               {"sat_end", at("sat_end")},
+                               {"erank", at("erank_end")},
+                               {"noise01", noise("0.01")},
+                               {"noise1", noise("0.1")},
+                               {"logit_var", at("logit_variance_end")},
+                               {"alpha", at("alpha_end")}});
+  }
+  const ScreenJudgement sj = judge_screen(screen, kScreenThreshold);
+  json sv = json::object();
+  sv["cells"] = sj.cells;
+  sv["correct"] = sj.correct;
+  sv["accuracy"] = fmt(100.0 * sj.accuracy(), "%.0f");
+  sv["ci_lo"] = fmt(100.0 * sj.accuracy_ci.lo, "%.0f");
+  sv["ci_hi"] = fmt(100.0 * sj.accuracy_ci.hi, "%.0f");
+  sv["predicted"] = sj.predicted_help;
+  sv["helped"] = sj.helped;
+  sv["spearman"] = std::isfinite(sj.spearman) ? fmt(sj.spearman, "%.2f") : "undefined (fewer than two cells or no spread)";
+  view["screen"] = sv;
+  view["screen_rows"] = screen_rows;
+  view["no_help"] = dyt_cells > 0 && dyt_helped == 0;
+  if (dyt_cells > 0) {
+    summary.push_back("Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
+                      std::to_string(results["screen_step"].get<int64_t>()) + " predicts that DyT helps): right in " +
+                      std::to_string(sj.correct) + " of " + std::to_string(sj.cells) + " DyT cells (" +
+                      fmt(100.0 * sj.accuracy(), "%.0f") + " %, Wilson 95 % interval " +
+                      fmt(100.0 * sj.accuracy_ci.lo, "%.0f") + "-" + fmt(100.0 * sj.accuracy_ci.hi, "%.0f") +
+                      " %); Spearman rank correlation of saturation with DyT's change against LN: " + sv["spearman"].get<std::string>());
+    if (dyt_helped == 0)
+      summary.push_back("**DyT helped in no cell** (its mean over seeds was above LN's everywhere), so the rule's "
+                        "claim that saturation predicts help cannot be judged here: it can only be right by "
+                        "predicting no help.");
+  }
+  for (const json& row : paper_rows) summary.push_back(row["arm"].get<std::string>() + " against " + reference + ", " +
+                                                       row["regime"].get<std::string>() + " (" +
+                                                       row["size"].get<std::string>() + "): paper " +
+                                                       row["paper"].get<std::string>() + ", here " +
+                                                       row["here"].get<std::string>());
+
+  // the Llama collapse arms: a run collapsed when it failed or ended stuck near the
+  // unigram loss (validation loss above kStuckLoss)
+  json llama_rows = json::array();
+  for (const Group& g : groups) {
+    if (!g.llama) continue;
+    auto collapsed = [](const Run& r) { return r.failed || !(r.val_end <= kStuckLoss); };
+    std::vector<double> sat_c, sat_ok, val_ok;
+    int n_c = 0;
+    for (const Run& r : g.runs) {
+      const double s = number(r.j["sat_screen"]);
+      if (collapsed(r)) ++n_c, sat_c.push_back(s);
+      else sat_ok.push_back(s), val_ok.push_back(r.val_end);
+    }
+    llama_rows.push_back({{"size", size_label(g.size)},
+                          {"arm", g.arm},
+                          {"collapsed", std::to_string(n_c) + " of " + std::to_string(g.runs.size())},
+                          {"val_ok", range_text(val_ok, "%.4f")},
+                          {"sat_collapsed", range_text(sat_c, "%.3f")},
+                          {"sat_ok", range_text(sat_ok, "%.3f")}});
+    summary.push_back("Llama collapse, " + g.arm + " on " + size_label(g.size) + ": " + std::to_string(n_c) + " of " +
+                      std::to_string(g.runs.size()) + " seeds collapsed (paper, Llama + DyT 64M: 1 of 3)");
+  }
+  view["llama_rows"] = llama_rows;
+  view["llama"] = !llama_rows.empty();
+  view["llama_note"] = results.value("llama_note", "");
+  view["stuck"] = fmt(kStuckLoss, "%.1f");
+
+  // the ViT arm: accuracy (higher is better): the paired comparison of the error rates
+  json vit_rows = json::array();
+  std::vector<int64_t> images;
+  for (const Group& g : groups)
+    if (g.model == "vit" && !std::count(images.begin(), images.end(), g.size)) images.push_back(g.size);
+  std::sort(images.begin(), images.end(), [](int64_t a, int64_t b) { return (a < 0 ? INT64_MAX : a) < (b < 0 ? INT64_MAX : b); });
+  for (int64_t n : images) {
+    const Group* ln = find_group(groups, "vit", reference, n, 0);
+    for (const Group& g : groups) {
+      if (g.model != "vit" || g.size != n) continue;
+      auto best_acc = [](const Run& r) {
+        double b = NAN;
+        for (const CurvePoint& p : r.acc) b = std::isfinite(b) ? std::max(b, p.value) : p.value;
+        return b;
+      };
+      auto end_acc = [](const Run& r) { return r.acc.empty() ? NAN : r.acc.back().value; };
+      auto err = [](std::vector<double> v) {
+        for (double& x : v) x = 1.0 - x;
+        return v;
+      };
+      json row = {{"images", n < 0 ? std::string("all") : std::to_string(n)},
+                  {"arm", g.arm},
+                  {"best", range_text(g.each(best_acc), "%.4f")},
+                  {"end", range_text(g.each(end_acc), "%.4f")},
+                  {"min_loss", range_text(g.each([](const Run& r) { return overfit_of(r.curve).min_value; }), "%.4f")},
+                  {"end_loss", range_text(g.each([](const Run& r) { return overfit_of(r.curve).end_value; }), "%.4f")},
+                  {"vs", "-"}};
+      if (ln && g.arm != reference) {
+        const PairedComparison c = compare_paired(g.seeds(), err(g.each(end_acc)), ln->seeds(), err(ln->each(end_acc)));
+        const double pp = 100.0 * (mean_of(g.each(end_acc)) - mean_of(ln->each(end_acc)));
+        row["vs"] = fmt(pp, "%+.1f") + " points, " + std::to_string(c.wins) + "/" + std::to_string(c.n) +
+                    " seeds higher, p = " + fmt(c.p_sign, "%.3g") + ": " + paired_text(c.verdict);
+        const std::string line = "ViT " + g.arm + " against " + reference + " on " + row["images"].get<std::string>() +
+                                 " images (paper, CIFAR-10 ViT-Small, one seed: DyT +8.8 points, 81.2 % vs 72.4 %): " +
+                                 row["vs"].get<std::string>();
+        summary.push_back(line);
+        (pp > 0 && c.verdict == Paired::Helps ? reproduced : not_reproduced).push_back(line);
+      }
+      vit_rows.push_back(row);
+    }
+  }
+  view["size_rows"] = size_rows;
+  view["phase"] = phase;
+  view["overfit_rows"] = overfit_rows;
+  view["instrument_rows"] = instrument_rows;
+  view["paper_rows"] = paper_rows;
+  view["vit_rows"] = vit_rows;
+  view["vit"] = !vit_rows.empty();
+  view["summary"] = summary;
+  view["reproduced"] = reproduced;
+  view["not_reproduced"] = not_reproduced;
+  view["total_bytes"] = total_bytes;
+  return render_template(kTemplate, view, "studies/regime/regime.md.in");
+}
+
+
+// The plots' data: the end validation loss (mean over seeds) per size and arm at the
+// base width, and each DyT cell's screen saturation against its outcome.
+void write_plot_csvs(const std::string& out, const json& results) {
+  const std::vector<Group> groups = groups_of(results);
+  const int64_t base = results["recipe"]["dim"], total = results["train_bytes_all"];
+  std::vector<std::string> arms;
+  std::set<int64_t> sizes;
+  for (const Group& g : groups)
+    if (g.model == "gpt" && !g.llama && g.width == base) {
+      if (!std::count(arms.begin(), arms.end(), g.arm)) arms.push_back(g.arm);
+      sizes.insert(g.size < 0 ? total : g.size);
+    }
+  std::string text = "bytes";
+  for (const std::string& a : arms) text += "," + a;
+  text += "\n";
+  for (int64_t s : sizes) {
+    text += std::to_string(s);
+    for (const std::string& a : arms) {
+      const Group* g = find_group(groups, "gpt", a, s == total ? -1 : s, base);
+      if (!g) g = find_group(groups, "gpt", a, s, base);
+      text += "," + (g ? fmt(mean_of(g->each([](const Run& r) { return r.val_end; })), "%.6g") : std::string("NaN"));
+    }
+    text += "\n";
+  }
+  write_text_file(out + "/regime_loss.csv", text);
+  std::string sat = "saturation,percent\n";
+  const std::string reference = results["reference"];
+  for (const Group& g : groups) {
+    if (g.model != "gpt" || g.llama || g.arm == reference) continue;
+    const Group* ln = find_group(groups, "gpt", reference, g.size, g.width);
+    const double s = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
+    if (!ln || !std::isfinite(s) || g.runs.front().j["bounded"] != "tanh") continue;
+    const PairedComparison c = compare_paired(g.seeds(), g.each([](const Run& r) { return r.val_end; }), ln->seeds(),
+                                              ln->each([](const Run& r) { return r.val_end; }));
+    if (std::isfinite(c.percent)) sat += fmt(s, "%.6g") + "," + fmt(c.percent, "%.6g") + "\n";
+  }
+  write_text_file(out + "/regime_screen.csv", sat);
+}
+
+}  // namespace nl

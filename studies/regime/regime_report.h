@@ -1,0 +1,21 @@
+// The DyT regime study's report, rendered from its results.json alone (regime_study
+// writes that file, --reuse reads it back): the phase table per model size with seed
+// ranges, LayerNorm's over-fitting, the paper's numbers beside the measured ones, the
+// screen judged, the instruments, the ViT, DiffAttn and Llama arms, and the lists of
+// what reproduced; each verdict computed by studies/report/verdicts.h.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace nl {
+
+// The report (studies/regime/regime.md.in filled in). plotted: the plots exist beside it.
+std::string render_regime_report(const nlohmann::json& results, bool plotted);
+
+// OUT/regime_loss.csv (the end validation loss, mean over seeds, per size and arm at the
+// base width) and OUT/regime_screen.csv (each DyT cell's screen saturation against its
+// change from LayerNorm): what scripts/plot_regime.sh draws.
+void write_plot_csvs(const std::string& out, const nlohmann::json& results);
+
+}  // namespace nl
