@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "studies/instruments/act_stats.h"  // pearson
+#include "studies/report/verdicts.h"      // kStuckLoss
 
 namespace nl {
 
@@ -123,6 +124,27 @@ ScreenJudgement judge_screen(const std::vector<ScreenCell>& cells, double thresh
   j.accuracy_ci = wilson_interval(j.correct, j.cells);
   j.spearman = spearman(sat, pct);
   return j;
+}
+
+std::string regime_row_status(const std::vector<bool>& failed, const std::vector<Curve>& curves) {
+  int n_failed = 0, n_stuck = 0, n_overfit = 0;
+  for (size_t i = 0; i < curves.size(); ++i) {
+    if (i < failed.size() && failed[i]) {
+      ++n_failed;
+      continue;
+    }
+    const Overfit o = overfit_of(curves[i]);
+    if (!(o.min_value <= kStuckLoss)) ++n_stuck;  // NaN (no point) counts as stuck
+    else if (o.overfits) ++n_overfit;
+  }
+  std::string out;
+  auto add = [&out](int n, const char* what) {
+    if (n) out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  add(n_failed, "failed");
+  add(n_stuck, "stuck near unigram");
+  add(n_overfit, "over-fit");
+  return out.empty() ? "ok" : out;
 }
 
 }  // namespace nl

@@ -32,6 +32,13 @@ struct Overfit {
 constexpr double kOverfitMargin = 0.02;
 Overfit overfit_of(const Curve& curve, double margin = kOverfitMargin);
 
+// A phase-table row's status over its seeds' runs: "N failed" (no finished run), "N
+// stuck near unigram" (its best validation loss stayed above kStuckLoss: it never
+// learnt more than byte frequencies), "N over-fit" (it learnt, then its validation loss
+// rose by more than kOverfitMargin: the data-scarce regime), joined by ", "; "ok" when
+// none. A run that learnt and then over-fitted past the unigram loss is over-fit, not stuck.
+std::string regime_row_status(const std::vector<bool>& failed, const std::vector<Curve>& curves);
+
 // The curve's value at `step`: the point at that step, else the last one before it;
 // NaN when the curve has none at or before it.
 double value_at(const Curve& curve, int64_t step);

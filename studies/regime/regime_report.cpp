@@ -229,10 +229,10 @@ std::string render_regime_report(const json& results, bool plotted) {
                     {"sat", range_text(g.each([](const Run& r) { return number(r.j["sat_screen"]); }), "%.3f")},
                     {"vs_end", "-"},
                     {"vs_best", "-"}};
-        int failed = 0, stuck = 0;
-        for (const Run& r : g.runs) failed += r.failed, stuck += !r.failed && r.val_end > kStuckLoss;
-        row["status"] = failed ? std::to_string(failed) + " failed" : stuck ? std::to_string(stuck) + " stuck near unigram"
-                                                                            : "ok";
+        std::vector<bool> failed;
+        std::vector<Curve> curves;
+        for (const Run& r : g.runs) failed.push_back(r.failed), curves.push_back(r.curve);
+        row["status"] = regime_row_status(failed, curves);
         if (ln && g.arm != reference) {
           const auto ln_end = ln->each([](const Run& r) { return r.val_end; });
           const auto ln_at = ln->each([&](const Run& r) { return value_at(r.curve, ln_best); });
@@ -262,18 +262,24 @@ std::string render_regime_report(const json& results, bool plotted) {
           if (pa && w == base_width && (size == smallest || size == largest)) {
             const bool scarce = size == smallest;
             const double paper = scarce ? pa->scarce : pa->rich;
+            // lower at the end but higher at LN's best step: LN over-fitted, the arm is not better
+            const std::string caveat = ce.verdict == Paired::Helps && cb.verdict == Paired::Hurts
+                                           ? "; but at LN's best step " + comparison_text(cb) +
+                                                 ": the end-of-run gain is LN's over-fitting, not a better model"
+                                           : "";
             json prow = {{"arm", g.arm},
                          {"regime", scarce ? "data-scarce" : "data-rich"},
                          {"size", size_label(size)},
                          {"paper", pct(paper)},
                          {"here", comparison_text(ce)},
-                         {"source", pa->source}};
+                         {"source", pa->source},
+                         {"caveat", caveat}};
             paper_rows.push_back(prow);
             if (std::isfinite(paper) && ce.n > 0) {
               const bool same_sign = (paper < 0) == (ce.percent < 0);
               const bool settled = ce.verdict != Paired::Mixed;
-              const std::string line = g.arm + " at " + size_label(size) + " (" + (scarce ? "data-scarce" : "data-rich") +
-                                       "): paper " + pct(paper) + ", here " + comparison_text(ce);
+              std::string line = g.arm + " at " + size_label(size) + " (" + (scarce ? "data-scarce" : "data-rich") +
+                                 "): paper " + pct(paper) + ", here " + comparison_text(ce) + caveat;
               (same_sign && settled ? reproduced : not_reproduced).push_back(line);
             }
           }
@@ -350,7 +356,8 @@ std::string render_regime_report(const json& results, bool plotted) {
                                                        row["regime"].get<std::string>() + " (" +
                                                        row["size"].get<std::string>() + "): paper " +
                                                        row["paper"].get<std::string>() + ", here " +
-                                                       row["here"].get<std::string>());
+                                                       row["here"].get<std::string>() +
+                                                       row["caveat"].get<std::string>());
 
   // the Llama collapse arms: a run collapsed when it failed or ended stuck near the
   // unigram loss (validation loss above kStuckLoss)

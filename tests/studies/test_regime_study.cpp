@@ -240,3 +240,14 @@ TEST_CASE("regime_study: bad input is refused before any run, naming the problem
            {"--arms 'ln=--norm ln,b=--bogus 1'", "unknown flag '--bogus'"},
            {"--doc /nonexistent/dir/regime.md", "--doc"}}, tmp);
 }
+
+TEST_CASE("regime: a row's status tells over-fitting from never learning", "[regime]") {
+  const Curve overfit = {{250, 2.6}, {1000, 2.35}, {5000, 4.85}};  // learnt, then rose past the unigram loss
+  const Curve stuck = {{250, 3.40}, {1000, 3.36}, {5000, 3.37}};   // never below byte frequencies
+  const Curve learnt = {{250, 2.6}, {1000, 2.0}, {5000, 1.74}};
+  CHECK(regime_row_status({false, false, false}, {overfit, overfit, overfit}) == "3 over-fit");
+  CHECK(regime_row_status({false, false, false}, {learnt, learnt, learnt}) == "ok");
+  CHECK(regime_row_status({false, false, false}, {stuck, learnt, overfit}) == "1 stuck near unigram, 1 over-fit");
+  CHECK(regime_row_status({true, false}, {Curve{}, learnt}) == "1 failed");
+  CHECK(regime_row_status({false}, {Curve{}}) == "1 stuck near unigram");  // a run with no evaluation learnt nothing shown
+}
