@@ -183,11 +183,11 @@ int regime_study_main(const std::vector<std::string>& args) {
   int64_t vit_steps = 3000, screen_step = kScreenSteps;
   int jobs = 0;
   bool reuse = false, dry_run = false;
-  double gpt_step_ms = 59.4, vit_step_ms = 27.2;
+  double gpt_step_ms = 90, vit_step_ms = 39;
   std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh";
   p.choice("--grid", grid, {"small", "full"},
            "small: ln, dyt-a2, hybrid-a2, diff on 30 KB and all, 3 seeds, the ViT arm on 1000 and all images (the "
-           "default, 36 cells: about 71 minutes on 2 idle cores by --dry-run's estimate); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
+           "default, 36 cells: 131 minutes on 2 cores on 2026-12-02); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
            "the ViT arm on 1000, 5000, all. The flags below replace a part of it",
            FlagRole::Control);
   p.list("--arms", arm_texts, "the GPT arms, LABEL=FLAGS (flags separated by spaces)");
@@ -207,10 +207,10 @@ int regime_study_main(const std::vector<std::string>& args) {
   p.text("--reference", reference, "the label of the arm every other arm is compared with");
   add_study_run_flags(p, jobs, reuse);
   p.real("--gpt-step-ms", gpt_step_ms, 0.001, 1e7,
-         "--dry-run's ms per step of the width-128 GPT on one thread (59.4: docs/performance.md, tiny at 1 thread)",
+         "--dry-run's ms per step of the width-128 GPT on one thread, two runs at a time (90: the default grid's cells on 2026-12-02, docs/results/regime.md; the bare step alone is 59.4, docs/performance.md)",
          FlagRole::Control);
   p.real("--vit-step-ms", vit_step_ms, 0.001, 1e7,
-         "--dry-run's ms per ViT step on one thread (27.2: 4700 images/s per core, docs/results/vit.md)",
+         "--dry-run's ms per ViT step on one thread, two runs at a time (39: the default grid's ViT cells on 2026-12-02)",
          FlagRole::Control);
   p.toggle("--dry-run", dry_run, "print the cells and the estimated time, and stop", FlagRole::Control);
   add_report_flags(p, doc, plot_script, "the plots");
