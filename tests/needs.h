@@ -81,9 +81,6 @@ inline std::string missing_address_limit() {
          " (a sanitizer build reserves more address space than that)";
 }
 
-}  // namespace nl::test
-
-namespace nl::test {
 // A program the test runs is built (make builds every program before the tests): fails
 // the test, naming the program, when it is not.
 inline bool program_built(const std::string& program) {

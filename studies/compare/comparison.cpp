@@ -15,7 +15,6 @@
 namespace nl {
 namespace fs = std::filesystem;
 
-int effective_jobs(int jobs) { return jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN); }
 
 std::vector<ComparedRun> run_comparison(const std::string& program, const std::vector<std::string>& common,
                                         const std::vector<RunSpec>& runs, const std::string& out, int jobs,
@@ -75,7 +74,7 @@ nlohmann::json comparison_header(const nlohmann::ordered_json& recipe, int jobs,
   return {{"date", today()},
           {"jobs", effective_jobs(jobs)},
           {"threads", threads},
-          {"cores", (int)sysconf(_SC_NPROCESSORS_ONLN)},
+          {"cores", effective_jobs(0)},
           {"load", load},
           {"seconds", seconds},
           {"recipe", nlohmann::json::parse(recipe.dump())}};

@@ -47,9 +47,6 @@ nlohmann::json comparison_view(const nlohmann::json& results);
 // The runs as results.json keeps them: label, flags, config, exit_code, result, curve.
 nlohmann::json runs_json(const std::vector<ComparedRun>& runs);
 
-// jobs, or the number of cores when jobs is 0
-int effective_jobs(int jobs);
-
 // The flags a comparison adds to its program's: --jobs, --reuse.
 struct ComparisonFlags {
   int jobs = 0;  // 0: the study's default (one per core, or every run at once)

@@ -193,6 +193,8 @@ std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cell
   return out;
 }
 
+int effective_jobs(int jobs) { return jobs > 0 ? jobs : std::max(1, (int)sysconf(_SC_NPROCESSORS_ONLN)); }
+
 std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const GridOptions& o) {
   const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
   std::vector<Found> found;
@@ -202,7 +204,7 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
     programs[c.program] = sibling_program(c.program);
     NL_CHECK(fs::exists(programs[c.program]), programs[c.program], " is not built (make ", programs[c.program], ")");
   }
-  const int jobs = o.jobs > 0 ? o.jobs : std::max(1, (int)sysconf(_SC_NPROCESSORS_ONLN));
+  const int jobs = effective_jobs(o.jobs);
 
   std::vector<CellOutcome> outcomes(cells.size());
   std::vector<double> work(cells.size()), done_work(cells.size(), 0.0);
@@ -336,7 +338,7 @@ std::vector<CellOutcome> run_study_grid(const std::string& study, const std::vec
   // what the report needs of a cell, read where its files are (its rank's machine)
   options.summarize = [&](size_t i, const CellOutcome& outcome) { return summarize(i, outcome, configs[i]); };
   std::printf("%s: %zu runs, %d at a time, %d thread(s) each%s\n", study.c_str(), cells.size(),
-              jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN), threads, note.c_str());
+              effective_jobs(jobs), threads, note.c_str());
   std::fflush(stdout);
   return run_grid(cells, options);
 }

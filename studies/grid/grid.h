@@ -70,6 +70,9 @@ std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cell
 // holds another recipe, or a stop signal came.
 std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const GridOptions& options);
 
+// How many runs go at a time: `jobs`, or one per core (at least 1) when jobs is 0.
+int effective_jobs(int jobs);
+
 // A study's grid from its program: every cell's flags checked first (check_grid), one
 // line "STUDY: N runs, J at a time, T thread(s) each NOTE", then run_grid with
 // `summarize` given each cell's checked config.json beside its outcome.

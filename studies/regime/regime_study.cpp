@@ -264,7 +264,7 @@ int regime_study_main(const std::vector<std::string>& args) {
       by_kind[key].first += 1;
       by_kind[key].second += s;
     }
-    const int j = jobs > 0 ? jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const int j = effective_jobs(jobs);
     for (const auto& [key, v] : by_kind)
       std::printf("  %-40s %d seed(s), %.1f min each\n", key.c_str(), v.first, v.second / v.first / 60.0);
     if (!llama_note.empty()) std::printf("%s\n", llama_note.c_str());

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "studies/grid/grid.h"  // effective_jobs
 #include "studies/report/verdicts.h"
 #include "tensor/error.h"
 #include "tensor/threads.h"
@@ -130,13 +131,12 @@ std::string study_command(const std::string& program, const std::vector<std::str
 
 void put_study_header(nlohmann::json& results, const std::string& command, const std::string& out, int jobs,
                       int threads, const std::vector<double>& loads, const nlohmann::ordered_json& recipe) {
-  const int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
   results["date"] = today();
   results["command"] = command;
   results["out"] = out;
-  results["jobs"] = jobs > 0 ? jobs : cores;
+  results["jobs"] = effective_jobs(jobs);
   results["threads"] = threads;
-  results["cores"] = cores;
+  results["cores"] = effective_jobs(0);
   results["loads"] = loads;
   results["recipe"] = nlohmann::json::parse(recipe.dump());
 }
