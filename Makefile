@@ -55,7 +55,9 @@ else ifeq ($(DEBUG),1)
   OPT := -O0 -g
 else
   BUILD := build/release
-  OPT := -O3 $(MARCH)
+  # 512-bit vectors where the CPU has them (ignored elsewhere): GELU, exp and tanh loops
+  # run 20-30 % faster on this project's AVX-512 machine than at GCC's default 256 bits
+  OPT := -O3 $(MARCH) -mprefer-vector-width=512
 endif
 # the folder of this build without CUDA=1 / MPI=1: their objects are shared (below)
 BASE_BUILD := $(BUILD)
@@ -66,7 +68,9 @@ ifeq ($(MPI),1)
   BUILD := $(BUILD)-mpi
 endif
 
-CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
+# -fno-math-errno: no C errno from sqrt and the like (nothing here reads it), so that a
+# loop with a square root can be vectorised (AdamW's was scalar); values do not change
+CXXFLAGS := -std=c++17 $(OPT) -fno-math-errno -Wall -Wextra -Wno-unused-parameter -I. -MMD -MP
 ifeq ($(HAVE_OPENMP),yes)
   CXXFLAGS += -fopenmp
   LDFLAGS += -fopenmp

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "tensor/cuda/kernels.h"
 #include "tensor/dispatch.h"
@@ -49,21 +50,37 @@ void adamw_step(Tensor& values, const Tensor& grads, Tensor& m, Tensor& v, const
   const int64_t n = values.numel();
   for (const Tensor* t : std::initializer_list<const Tensor*>{&values, &grads, &m, &v}) check_flat("adamw", *t, n);
   NL_CHECK(seg.offsets.back() == n, "adamw: the segments cover ", seg.offsets.back(), " elements, the buffer ", n);
-  float* p = values.data();
-  const float* g = grads.data();
-  float* pm = m.data();
-  float* pv = v.data();
-  const float b1 = s.beta1, b2 = s.beta2;
+  // restrict and the scalars in locals: a store through p could otherwise change s's
+  // floats (or another buffer) for all the compiler knows, which kept the loop scalar and
+  // reloading s every element (2.9 ns an element; vectorised, the same arithmetic)
+  float* __restrict p = values.data();
+  const float* __restrict g = grads.data();
+  float* __restrict pm = m.data();
+  float* __restrict pv = v.data();
+  const float b1 = s.beta1, b2 = s.beta2, eps = s.eps, step_size = s.step_size, bc2_sqrt = s.bc2_sqrt;
+  // the parameters cut into pieces of at most kPiece elements, all in one parallel loop:
+  // a region per parameter cost a thread wake-up for each of the many small ones
+  constexpr int64_t kPiece = 16384;
+  struct Piece {
+    int64_t begin, end;
+    float keep;
+  };
+  std::vector<Piece> pieces;
   for (int64_t i = 0; i < seg.count(); ++i) {
-    const int64_t begin = begin_of(seg, i), end = end_of(seg, i);
     const float keep = seg.decay[i] ? 1.0f - s.lr * s.weight_decay : 1.0f;
-#pragma omp parallel for if (end - begin > kParallelGrain)
-    for (int64_t j = begin; j < end; ++j) {
+    for (int64_t b = begin_of(seg, i); b < end_of(seg, i); b += kPiece)
+      pieces.push_back({b, std::min(b + kPiece, end_of(seg, i)), keep});
+  }
+#pragma omp parallel for schedule(static) if (n > kParallelGrain)
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const float keep = pieces[k].keep;
+#pragma omp simd
+    for (int64_t j = pieces[k].begin; j < pieces[k].end; ++j) {
       p[j] *= keep;
       pm[j] = b1 * pm[j] + (1.0f - b1) * g[j];
       pv[j] = b2 * pv[j] + (1.0f - b2) * g[j] * g[j];
-      const float denom = std::sqrt(pv[j]) / s.bc2_sqrt + s.eps;
-      p[j] -= s.step_size * (pm[j] / denom);
+      const float denom = std::sqrt(pv[j]) / bc2_sqrt + eps;
+      p[j] -= step_size * (pm[j] / denom);
     }
   }
 }
@@ -99,9 +116,15 @@ double sum_squares(const Tensor& x) {
   std::vector<double> block_ss((size_t)blocks, 0.0);
 #pragma omp parallel for if (n > kParallelGrain)
   for (int64_t b = 0; b < blocks; ++b) {
-    double s = 0;
-    for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) s += (double)g[i] * g[i];
-    block_ss[b] = s;
+    // eight running sums, element i into lane i % 8, then the lanes in a fixed order: one
+    // chain of dependent adds ran at 1.1 ns an element; independent lanes vectorise
+    const int64_t first = b * kBlock, last = std::min(n, (b + 1) * kBlock);
+    double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = first;
+    for (; i + 8 <= last; i += 8)
+      for (int k = 0; k < 8; ++k) lane[k] += (double)g[i + k] * g[i + k];
+    for (int k = 0; i < last; ++i, ++k) lane[k] += (double)g[i] * g[i];
+    block_ss[b] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
   }
   double ss = 0;
   for (double s : block_ss) ss += s;
