@@ -43,19 +43,20 @@ std::string relative_text(double percent) {
 }
 
 void print_table(const std::vector<DemoRow>& rows) {
-  std::printf("\n%-14s %-14s %-6s %9s %10s %11s %9s %14s  %s\n", "run", "recipe", "block", "val loss", "vs ln",
-              "train loss", "tok/s", "resid RMS L/1", "status");
+  std::printf("\n%-14s %-14s %-6s %9s %10s %-12s %11s %9s %14s  %s\n", "run", "recipe", "block", "val loss",
+              "vs ln", "its ln", "train loss", "tok/s", "resid RMS L/1", "status");
   for (const DemoRow& r : rows)
-    std::printf("%-14s %-14s %-6s %9.4f %10s %11.4f %9.0f %14.2f  %s\n", r.label.c_str(), r.recipe.c_str(),
-                r.block.c_str(), r.val_loss, relative_text(r.vs_ln).c_str(), r.train_loss, r.tok_s, r.rms_ratio,
-                r.status.c_str());
+    std::printf("%-14s %-14s %-6s %9.4f %10s %-12s %11.4f %9.0f %14.2f  %s\n", r.label.c_str(), r.recipe.c_str(),
+                r.block.c_str(), r.val_loss, relative_text(r.vs_ln).c_str(), r.ln_label.empty() ? "-" : r.ln_label.c_str(),
+                r.train_loss, r.tok_s, r.rms_ratio, r.status.c_str());
 }
 
 void write_summary(const std::string& path, const std::vector<DemoRow>& rows) {
-  std::string text = "run,recipe,block,norm,train_loss,val_loss,val_vs_ln_percent,tok_per_s,rms_last_over_first,status\n";
+  std::string text =
+      "run,recipe,block,norm,train_loss,val_loss,val_vs_ln_percent,ln_run,tok_per_s,rms_last_over_first,status\n";
   for (const DemoRow& r : rows)
     text += r.label + "," + r.recipe + "," + r.block + "," + r.norm + "," + fmt(r.train_loss, "%.9g") + "," +
-            fmt(r.val_loss, "%.9g") + "," + fmt(r.vs_ln, "%.6g") + "," + fmt(r.tok_s, "%.0f") + "," +
+            fmt(r.val_loss, "%.9g") + "," + fmt(r.vs_ln, "%.6g") + "," + r.ln_label + "," + fmt(r.tok_s, "%.0f") + "," +
             fmt(r.rms_ratio, "%.9g") + "," + r.status + "\n";
   write_text_file(path, text);
 }
@@ -76,7 +77,11 @@ const std::vector<std::string>& default_demo_runs() {
   static const std::vector<std::string> runs = {
       "ln", "rms", "cbwc", "dyt", "bhyt",                    // the plain recipe: GPT-2 block
       "bhyt-released", "dyt-llm", "dyt-verma",               // the papers' recipes
-      "ln-llama=--block llama --norm ln", "rms-llama=--block llama --norm rms",  // their Llama-block baseline
+      "ln-llama=--block llama --norm ln", "rms-llama=--block llama --norm rms",  // the Llama block, plain
+      // each recipe with LayerNorm in place of its norm: the same model, optimizer and
+      // schedule, so that a recipe's row measures its norm and nothing else
+      "ln-released=--recipe bhyt-released --norm ln", "ln-dyt-llm=--recipe dyt-llm --norm ln",
+      "ln-verma=--recipe dyt-verma --norm ln",
   };
   return runs;
 }
@@ -101,14 +106,24 @@ std::vector<DemoRow> demo_rows(const json& results) {
     row.diverged = run["exit_code"] != 0 || !r.is_object() || r.value("diverged", true);
     rows.push_back(row);
   }
-  // each row against the first ln run on its block
-  std::map<std::string, const DemoRow*> ln_of_block;
-  for (const DemoRow& row : rows)
-    if (row.norm == kReferenceNorm && !ln_of_block.count(row.block)) ln_of_block[row.block] = &row;
+  // each row against the ln run of its block and recipe, else the first ln run on its
+  // block: a recipe changes more than the norm (the optimizer, biases, the head), and
+  // only LayerNorm under the same recipe isolates the norm
+  std::map<std::string, const DemoRow*> ln_of_recipe, ln_of_block;
+  for (const DemoRow& row : rows) {
+    if (row.norm != kReferenceNorm) continue;
+    ln_of_recipe.emplace(row.block + "/" + row.recipe, &row);
+    ln_of_block.emplace(row.block, &row);
+  }
   const double unigram = results["unigram_loss"];
   for (DemoRow& row : rows) {
-    const auto ln = ln_of_block.find(row.block);
-    const double ln_val = ln == ln_of_block.end() || ln->second->diverged ? NAN : ln->second->val_loss;
+    const DemoRow* base = nullptr;
+    if (const auto same = ln_of_recipe.find(row.block + "/" + row.recipe); same != ln_of_recipe.end())
+      base = same->second;
+    else if (const auto block = ln_of_block.find(row.block); block != ln_of_block.end())
+      base = block->second;
+    row.ln_label = base ? base->label : "";
+    const double ln_val = !base || base->diverged ? NAN : base->val_loss;
     row.vs_ln = percent_above(row.val_loss, ln_val);
     row.status = status_against_ln(row.diverged, row.val_loss, ln_val, unigram);
   }
@@ -130,6 +145,7 @@ std::string render_demo_report(const json& results) {
                             {"train_loss", fmt(r.train_loss, "%.4f")},
                             {"val_loss", fmt(r.val_loss, "%.4f")},
                             {"vs_ln", relative_text(r.vs_ln)},
+                            {"ln_label", r.ln_label.empty() ? "-" : r.ln_label},
                             {"tok_s", fmt(r.tok_s, "%.0f")},
                             {"rms_ratio", fmt(r.rms_ratio, "%.2f")},
                             {"status", r.status}});

@@ -10,8 +10,8 @@
 //                      tok_per_s, rms_last_over_first, status
 //   OUT/val_loss.csv   step, one column per run (scripts/plot_val_loss.sh plots it)
 //   OUT/report.md      studies/compare/demo.md.in filled in (docs/results/demo.md is a copy)
-// Each row's status is read against the LayerNorm run on the same block (the first ln
-// run of --runs with that block) and the unigram loss of the training text
+// Each row's status is read against its LayerNorm run (the ln run of --runs with the same
+// block and recipe, else the first ln run on its block) and the unigram loss of the training text
 // (status_against_ln, studies/report/verdicts.h). A run whose loss stays at the unigram
 // level or becomes NaN is shown as such, never dropped.
 #pragma once
@@ -23,7 +23,7 @@
 namespace nl {
 
 // The runs of `make demo`: the five norms on the plain recipe, each paper's recipe,
-// and ln and rms on the Llama block (the baseline of the Llama-block recipes).
+// ln and rms on the Llama block, and ln on each paper's recipe (each recipe's own baseline).
 const std::vector<std::string>& default_demo_runs();
 
 // Runs the study for the command line (the flags after the program's name); returns
@@ -33,8 +33,9 @@ int compare_norms_main(const std::vector<std::string>& args);
 // One row of the table, from results.json.
 struct DemoRow {
   std::string label, flags, recipe, block, norm, status;
+  std::string ln_label;  // the ln run it is read against: same block and recipe, else the first ln on its block; "" without one
   double train_loss, val_loss, tok_s, rms_ratio;
-  double vs_ln;  // 100 (val - ln's val) / ln's val for the ln run on the same block; NaN without one
+  double vs_ln;  // 100 (val - ln's val) / ln's val for its ln run; NaN without one
   bool diverged;  // it did not finish with finite losses
 };
 std::vector<DemoRow> demo_rows(const nlohmann::json& results);

@@ -37,7 +37,7 @@ TEST_CASE("run specs: LABEL=FLAGS, a bare norm, a bare recipe; bad ones named", 
   CHECK_THROWS_WITH(parse_run_spec("=--norm ln"), Contains("plain name"));
   CHECK_THROWS_WITH(parse_run_spec("a/b=--norm ln"), Contains("plain name"));
   CHECK_THROWS_WITH(parse_run_specs({"ln", "ln=--norm ln --lr 0.01"}), Contains("'ln' is given twice"));
-  CHECK(parse_run_specs(default_demo_runs()).size() == 10);
+  CHECK(parse_run_specs(default_demo_runs()).size() == 13);
 }
 
 namespace {
@@ -74,7 +74,8 @@ const DemoRow& row_of(const std::vector<DemoRow>& rows, const std::string& label
 
 }  // namespace
 
-TEST_CASE("demo rows: val loss against ln on the same block, and the status against ln and the unigram loss",
+TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on the same block; the status "
+          "against ln and the unigram loss",
           "[compare]") {
   // ln on pre at 2.4, ln on llama at 2.6; the unigram loss 3.3
   const json results = results_of(json::array({
@@ -88,9 +89,10 @@ TEST_CASE("demo rows: val loss against ln on the same block, and the status agai
       run("dyt-llm", "llama", "dyt", "dyt-llm", NAN, 1, true),
       run("gone", "llama", "rms", "", 2.5, 137),
       run("alone", "peri", "rms", "", 2.5),            // no ln on peri
+      run("ln-verma", "pre", "ln", "dyt-verma", 2.5),  // dyt-verma's own ln, after dyt-verma in the list
   }));
   const std::vector<DemoRow> rows = demo_rows(results);
-  REQUIRE(rows.size() == 10);
+  REQUIRE(rows.size() == 11);
   CHECK(row_of(rows, "ln").vs_ln == Approx(0.0));
   CHECK(row_of(rows, "ln").status == "ok");
   CHECK(row_of(rows, "rms").vs_ln == Approx(0.5));
@@ -98,7 +100,14 @@ TEST_CASE("demo rows: val loss against ln on the same block, and the status agai
   CHECK(row_of(rows, "bhyt").vs_ln == Approx(10.0));
   CHECK(row_of(rows, "bhyt").status == "behind ln by 10.0 %");
   CHECK(row_of(rows, "dyt").status == "stuck near unigram loss");
-  CHECK(row_of(rows, "dyt-verma").status == "behind ln by 29.2 %");
+  // dyt-verma against ln under its own recipe (2.5), not the plain ln (2.4)
+  CHECK(row_of(rows, "dyt-verma").ln_label == "ln-verma");
+  CHECK(row_of(rows, "dyt-verma").vs_ln == Approx(24.0));
+  CHECK(row_of(rows, "dyt-verma").status == "behind ln by 24.0 %");
+  CHECK(row_of(rows, "ln-verma").ln_label == "ln-verma");
+  CHECK(row_of(rows, "dyt").ln_label == "ln");
+  CHECK(row_of(rows, "bhyt-released").ln_label == "ln-llama");  // no ln under bhyt-released: ln on its block
+  CHECK(row_of(rows, "alone").ln_label.empty());
   CHECK(row_of(rows, "bhyt-released").vs_ln == Approx(100.0 * (2.47 - 2.6) / 2.6));
   CHECK(row_of(rows, "bhyt-released").status == "ok");
   CHECK(row_of(rows, "bhyt-released").recipe == "bhyt-released");
@@ -111,9 +120,10 @@ TEST_CASE("demo rows: val loss against ln on the same block, and the status agai
   CHECK(row_of(rows, "ln").rms_ratio == Approx(3.0));
 
   const std::string md = render_demo_report(results);
-  CHECK_THAT(md, Contains("| bhyt-released | bhyt-released | llama | bhyt | 2.4700 | -5.0 % | 2.5700 |") &&
-                     Contains("| bhyt | - | pre | bhyt | 2.6400 | +10.0 % |") &&
-                     Contains("| ln | - | pre | ln | 2.4000 | 0.0 % |") && Contains("| alone | - | peri | rms | 2.5000 | - |") &&
+  CHECK_THAT(md, Contains("| bhyt-released | bhyt-released | llama | bhyt | 2.4700 | -5.0 % | ln-llama | 2.5700 |") &&
+                     Contains("| bhyt | - | pre | bhyt | 2.6400 | +10.0 % | ln |") &&
+                     Contains("| ln | - | pre | ln | 2.4000 | 0.0 % | ln |") &&
+                     Contains("| alone | - | peri | rms | 2.5000 | - | - |") &&
                      Contains("behind ln by 10.0 %") && Contains("- `ln-llama`: `--norm ln`") && Contains("3.3000"));
   CHECK(md.find("{{") == std::string::npos);
   CHECK(md.find("folds into") == std::string::npos);  // no cbwc run
@@ -157,11 +167,13 @@ TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the ta
   const auto summary = read_csv_rows(out + "/summary.csv");
   REQUIRE(summary.size() == 6);
   CHECK(summary[0] == std::vector<std::string>{"run", "recipe", "block", "norm", "train_loss", "val_loss",
-                                               "val_vs_ln_percent", "tok_per_s", "rms_last_over_first", "status"});
+                                               "val_vs_ln_percent", "ln_run", "tok_per_s", "rms_last_over_first",
+                                               "status"});
   CHECK((summary[1][0] == "ln" && summary[1][1] == "-" && summary[1][2] == "pre" && summary[1][6] == "0"));
   CHECK((summary[3][0] == "bhyt-released" && summary[3][1] == "bhyt-released" && summary[3][2] == "llama" &&
          summary[3][3] == "bhyt"));
   CHECK((summary[4][0] == "ln-llama" && summary[4][2] == "llama" && summary[4][6] == "0"));
+  CHECK((summary[3][7] == "ln-llama" && summary[1][7] == "ln" && summary[2][7] == "ln"));
   // bhyt-released against ln-llama, the ln on its block
   const double bhyt = std::stod(summary[3][5]), ln_llama = std::stod(summary[4][5]);
   CHECK(std::stod(summary[3][6]) == Approx(100.0 * (bhyt - ln_llama) / ln_llama).epsilon(1e-5));
