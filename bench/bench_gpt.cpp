@@ -222,7 +222,7 @@ struct Result {
 
 // roof_seconds: the step's sgemm roof (0: not measured, no ratio)
 Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int64_t steps, bool profiled,
-               double roof_seconds) {
+               double roof_seconds, ThreadGovernor* governor = nullptr) {
   StepRunner runner(bc, norm);
   allocator_reset_peak(Device::CPU);
   runner.train_step();  // warm-up: fills the allocator's cache and the thread pool
@@ -232,7 +232,16 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
   profile::enable(profiled);
   const CoreShare share(threads);
   const QueuedShare queued(threads);
-  for (int64_t s = 0; s < steps; ++s) times.push_back(runner.train_step());
+  for (int64_t s = 0; s < steps; ++s) {
+    // with a governor, the thread count of the training loop's policy (train/loop/thread_governor.h)
+    const double queued0 = governor ? run_queue_wait_seconds() : 0.0;
+    times.push_back(runner.train_step());
+    if (governor) {
+      const int before = governor->threads();
+      if (governor->after_step(times.back(), run_queue_wait_seconds() - queued0) != before)
+        set_num_threads(governor->threads());
+    }
+  }
   profile::enable(false);
   const double core_share = share.get(), queued_share = queued.get();
   const AllocatorStats after = allocator_stats(Device::CPU);
@@ -421,7 +430,9 @@ class Competitor {
 struct ContendRow {
   std::string config, condition;
   int threads = 0;
+  bool adaptive = false;  // the training loop's policy: --threads-adapt on, starting at `threads`
   double ms = 0, core_share = 0, queued_share = 0;
+  int final_threads = 0;  // the count the policy ended on
 };
 
 std::vector<ContendRow> contend(const BenchConfig& bc, const std::string& norm, const std::vector<int64_t>& threads,
@@ -438,7 +449,18 @@ std::vector<ContendRow> contend(const BenchConfig& bc, const std::string& norm, 
       set_num_threads((int)t);
       const Result r = run_one(bc, norm, (int)t, steps, false, 0);
       allocator_release_cached(Device::CPU);
-      rows.push_back({bc.name, condition, (int)t, r.ms_median, r.core_share, r.queued_share});
+      rows.push_back({bc.name, condition, (int)t, false, r.ms_median, r.core_share, r.queued_share, (int)t});
+    }
+    // what a training run with --threads-adapt on (the default) gets at the largest count:
+    // enough steps for a window at the full count, a probe window and a decided stretch
+    const int most = (int)*std::max_element(threads.begin(), threads.end());
+    if (most > 1) {
+      set_num_threads(most);
+      ThreadGovernor governor(most);
+      const Result r = run_one(bc, norm, most, std::max<int64_t>(steps, 40), false, 0, &governor);
+      allocator_release_cached(Device::CPU);
+      rows.push_back({bc.name, condition, most, true, r.ms_median, r.core_share, r.queued_share, governor.threads()});
+      set_num_threads(most);
     }
   }
   return rows;
@@ -448,16 +470,20 @@ void print_contend(const std::vector<ContendRow>& rows, const std::string& norm)
   std::printf("\nunder load (%s): median ms/step alone and beside a CPU-bound process; ratio: this thread count's "
               "step over the 1-thread step of the same condition (target beside a process: <= 1)\n",
               norm.c_str());
-  std::printf("%-11s %-14s %7s %9s %7s %6s %7s\n", "config", "condition", "threads", "ms/step", "ratio", "cores",
+  std::printf("%-11s %-14s %-12s %9s %7s %6s %7s\n", "config", "condition", "threads", "ms/step", "ratio", "cores",
               "queued");
   for (const ContendRow& r : rows) {
     double one = 0;
     for (const ContendRow& o : rows)
-      if (o.config == r.config && o.condition == r.condition && o.threads == 1) one = o.ms;
-    std::printf("%-11s %-14s %7d %9.1f %7.3f %5.0f%% %6.0f%%\n", r.config.c_str(), r.condition.c_str(), r.threads,
-                r.ms, one > 0 ? r.ms / one : 0.0, 100 * r.core_share, 100 * r.queued_share);
+      if (o.config == r.config && o.condition == r.condition && o.threads == 1 && !o.adaptive) one = o.ms;
+    const std::string threads = r.adaptive ? std::to_string(r.threads) + " adapt->" + std::to_string(r.final_threads)
+                                           : std::to_string(r.threads);
+    std::printf("%-11s %-14s %-12s %9.1f %7.3f %5.0f%% %6.0f%%\n", r.config.c_str(), r.condition.c_str(),
+                threads.c_str(), r.ms, one > 0 ? r.ms / one : 0.0, 100 * r.core_share, 100 * r.queued_share);
   }
-  std::printf("(cores: CPU time over wall time x threads; queued: the share of it the threads waited for a core)\n");
+  std::printf("(cores: CPU time over wall time x threads; queued: the share of it the threads waited for a core;\n"
+              " N adapt->M: the training loop's policy, --threads-adapt on, starting at N and ending at M threads,\n"
+              " median over at least 40 steps, its probing steps included)\n");
 }
 
 // How cost grows: one row per configuration of the run, for the first norm, with its
@@ -659,6 +685,8 @@ int main(int argc, char** argv) {
                                    .str("config", c.config)
                                    .str("condition", c.condition)
                                    .num("threads", c.threads)
+                                   .num("adaptive", c.adaptive ? 1 : 0)
+                                   .num("final_threads", c.final_threads)
                                    .num("ms_per_step", c.ms)
                                    .num("core_share", c.core_share)
                                    .num("queued_share", c.queued_share));

@@ -23,6 +23,7 @@
 #include "nn/norms/registry.h"
 #include "train/flags/families.h"  // add_norms_list_flag
 #include "train/flags/flag_parser.h"
+#include "train/loop/thread_governor.h"  // run_queue_wait_seconds
 
 namespace nl::bench {
 
@@ -132,23 +133,6 @@ class ShareOfSpan {
 struct CoreShare : ShareOfSpan {
   explicit CoreShare(int threads) : ShareOfSpan(threads, cpu_seconds) {}
 };
-
-// Seconds this process's threads spent runnable but waiting for a core, summed over
-// its threads (/proc/self/task/*/schedstat, second field; 0 where the kernel has no
-// schedstat). Only another process on the cores makes a thread wait there.
-inline double run_queue_wait_seconds() {
-  DIR* dir = opendir("/proc/self/task");
-  if (!dir) return 0;
-  double total_ns = 0;
-  while (const dirent* e = readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/schedstat");
-    double run_ns = 0, wait_ns = 0;
-    if (f >> run_ns >> wait_ns) total_ns += wait_ns;
-  }
-  closedir(dir);
-  return total_ns * 1e-9;
-}
 
 // The share of the span this process's threads spent queued behind another process:
 // run-queue wait over wall seconds times threads (0: the cores were ours).

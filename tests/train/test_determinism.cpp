@@ -48,7 +48,7 @@ TEST_CASE("determinism: train_gpt twice with one seed at 2 threads writes bit-id
   // (B*T, 4*dim) = (512, 256) MLP activations, (16, 4, 32, 32) attention maps: above the
   // kernels' parallel grain
   const std::string flags = "--layers 1 --dim 64 --heads 4 --seq 32 --batch 16 --steps 8 --eval-every 4 "
-                            "--eval-batches 1 --act-stats-every 4 --threads 2 --quiet --norm bhyt";
+                            "--eval-batches 1 --act-stats-every 4 --threads 2 --threads-adapt off --quiet --norm bhyt";
   run_ok(kGPT, flags + " --out " + tmp.sub("a"), tmp);
   run_ok(kGPT, flags + " --out " + tmp.sub("b"), tmp);
   run_ok(kGPT, flags + " --seed 7 --out " + tmp.sub("c"), tmp);
@@ -66,7 +66,7 @@ TEST_CASE("determinism: train_gpt twice with one seed at 2 threads writes bit-id
 
 TEST_CASE("determinism: train_vit twice with one seed at 2 threads writes bit-identical files", "[determinism]") {
   FakeVitRun f;
-  const std::string flags = f.tiny + " --dim 32 --steps 12 --threads 2 --crop-pad 2 --flip";
+  const std::string flags = f.tiny + " --dim 32 --steps 12 --threads 2 --threads-adapt off --crop-pad 2 --flip";
   run_ok(kViT, flags + " --out " + f.tmp.sub("a"), f.tmp);
   run_ok(kViT, flags + " --out " + f.tmp.sub("b"), f.tmp);
   const std::string a = f.tmp.sub("a"), b = f.tmp.sub("b");

@@ -95,6 +95,10 @@ void add_threads_flag(FlagParser& p, int& threads) {
 void add_run_flags(FlagParser& p, TrainConfig& c) {
   p.integer("--eval-every", c.eval_every, 1, kMaxSteps, "validate every N steps (and at the last)", FlagRole::Setting);
   add_threads_flag(p, c.threads);
+  p.choice("--threads-adapt", c.threads_adapt, {"on", "off"},
+           "on: while another process holds a core, try half the threads and keep the faster count (never changes "
+           "a result; train/loop/thread_governor.h); off: always --threads",
+           FlagRole::Setting);
   p.choice("--device", c.device, {"cpu", "cuda"}, "where the model trains (cuda needs make CUDA=1 and a GPU)",
            FlagRole::Setting);
   // not recorded: a run rerun from its config.json goes where the new command says

@@ -21,6 +21,7 @@ struct TrainConfig {
   uint64_t seed = 1337;
   int64_t eval_every = 100;
   int threads = 2;
+  std::string threads_adapt = "on";  // on: fewer threads while another process holds a core (thread_governor.h)
   std::string device = "cpu";  // cpu | cuda: where the model trains (data stays on the host)
   std::string out_dir = "runs/gpt";
   bool resume = false;

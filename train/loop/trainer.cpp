@@ -20,6 +20,7 @@
 #include "train/io/run_dir.h"
 #include "train/io/run_log.h"
 #include "train/loop/progress.h"
+#include "train/loop/thread_governor.h"
 #include "train/safety/distributed.h"
 #include "train/safety/stop_signals.h"
 
@@ -216,11 +217,15 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   const double items = (double)(c.batch * task.items_per_row());
   std::vector<double> step_times, step_cpu_times;
   Tensor x, y;
+  // fewer threads while another process holds a core; results do not depend on it
+  std::optional<ThreadGovernor> governor;
+  if (c.threads_adapt == "on" && c.threads > 1 && c.device == "cpu") governor.emplace(c.threads);
   const auto loop_start = Clock::now();
   const double cpu_start = process_cpu_seconds();
   for (int64_t step = start_step; step < end_step; ++step) {
     const auto t0 = Clock::now();
     const double cpu0 = process_cpu_seconds();
+    const double queued0 = governor ? run_queue_wait_seconds() : 0.0;
     const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
     task.next_batch(c.batch, x, y);
     const StepOutcome s = train_step(
@@ -235,6 +240,12 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const double dt = seconds_since(t0);
     step_times.push_back(dt);
     step_cpu_times.push_back(process_cpu_seconds() - cpu0);
+    bool threads_changed = false;
+    if (governor) {
+      const int before = governor->threads();
+      threads_changed = governor->after_step(dt, run_queue_wait_seconds() - queued0) != before;
+      if (threads_changed) set_num_threads(governor->threads());
+    }
 
     const bool evaluates = lead && ((step + 1) % c.eval_every == 0 || step + 1 == end_step);
     std::vector<double> eval;
@@ -262,6 +273,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
                                               (double)(end_step - start_step)))
                       .c_str());
     progress.show(line, evaluates, step + 1);
+    if (threads_changed) progress.show("step " + std::to_string(step + 1) + ": " + governor->change(), true, step + 1);
     result.steps_done = step + 1;
     if (lead)
       for (TrainObserver* o : observers) o->after_step(step + 1);

@@ -1,0 +1,120 @@
+// Tests of the training loop's thread policy (train/loop/thread_governor.h) on made-up
+// step times: it keeps the full count on a machine of its own, drops to half when its
+// threads queue behind another process and half the threads step faster, returns when
+// they do not, and looks again after its hold. And the run-queue reading it starts from.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "train/loop/thread_governor.h"
+#include "tests/needs.h"
+#include "tests/test_files.h"
+
+using namespace nl;
+using Catch::Contains;
+
+namespace {
+
+// Steps with the given wall time per thread count and queued share; returns the
+// thread count each step ran at.
+std::vector<int> run_steps(ThreadGovernor& g, int steps, double ms_at_full, double ms_at_half, double queued_share) {
+  std::vector<int> counts;
+  for (int s = 0; s < steps; ++s) {
+    const int t = g.threads();
+    counts.push_back(t);
+    const double seconds = 1e-3 * (t == 2 ? ms_at_full : ms_at_half);
+    g.after_step(seconds, queued_share * seconds * t);
+  }
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("thread governor: alone, it keeps every thread", "[threads][governor]") {
+  ThreadGovernor g(2, {8, 50, 0.15});
+  const std::vector<int> counts = run_steps(g, 500, 40.0, 66.0, 0.01);
+  for (int t : counts) CHECK(t == 2);
+  CHECK(g.change().empty());
+}
+
+TEST_CASE("thread governor: queued behind another process, it keeps half the threads when they step faster",
+          "[threads][governor]") {
+  ThreadGovernor g(2, {8, 50, 0.15});
+  // beside a nice-0 process: 76 ms at 2 threads, 66 at 1 (bench_gpt --contend)
+  const std::vector<int> counts = run_steps(g, 8 + 8, 76.0, 66.0, 0.4);
+  for (int s = 0; s < 8; ++s) CHECK(counts[s] == 2);   // the window at the full count
+  for (int s = 8; s < 16; ++s) CHECK(counts[s] == 1);  // the probe
+  CHECK(g.threads() == 1);                             // kept
+  CHECK_THAT(g.change(), Contains("threads 2 -> 1") && Contains("66.0 ms a step at 1, 76.0 at 2") &&
+                             Contains("queued 40 %"));
+  const std::vector<int> held = run_steps(g, 50, 76.0, 66.0, 0.4);
+  for (int t : held) CHECK(t == 1);  // for the hold
+  // after the hold it measures the full count again
+  CHECK(g.threads() == 2);
+  CHECK_THAT(g.change(), Contains("threads 1 -> 2") && Contains("measuring the full count again"));
+}
+
+TEST_CASE("thread governor: queued, but half the threads are slower: back to the full count", "[threads][governor]") {
+  ThreadGovernor g(2, {8, 50, 0.15});
+  const std::vector<int> counts = run_steps(g, 8 + 8 + 50, 50.0, 66.0, 0.3);
+  for (int s = 8; s < 16; ++s) CHECK(counts[s] == 1);  // probed
+  for (int s = 16; s < 66; ++s) CHECK(counts[s] == 2);  // and went back
+  CHECK_THAT(g.change(), Contains("threads 1 -> 2") && Contains("fewer threads were not faster"));
+}
+
+TEST_CASE("thread governor: queued below the threshold starts no probe; one thread has nothing to change",
+          "[threads][governor]") {
+  ThreadGovernor below(2, {8, 50, 0.15});
+  for (int t : run_steps(below, 200, 76.0, 66.0, 0.14)) CHECK(t == 2);
+  ThreadGovernor one(1, {8, 50, 0.15});
+  for (int s = 0; s < 100; ++s) CHECK(one.after_step(0.07, 0.05) == 1);
+  CHECK_THROWS_WITH(ThreadGovernor(0), Contains("max_threads must be >= 1"));
+  CHECK_THROWS_WITH(ThreadGovernor(2, {0, 50, 0.15}), Contains("window 0"));
+}
+
+TEST_CASE("thread governor: four threads probe two", "[threads][governor]") {
+  ThreadGovernor g(4, {4, 10, 0.15});
+  for (int s = 0; s < 4; ++s) g.after_step(0.05, 0.5 * 0.05 * 4);
+  CHECK(g.threads() == 2);
+}
+
+TEST_CASE("run_queue_wait_seconds: a non-negative total that never decreases", "[threads][governor]") {
+  const double a = run_queue_wait_seconds();
+  volatile double x = 0;
+  for (int i = 0; i < 1000000; ++i) x = x + 1.0;
+  const double b = run_queue_wait_seconds();
+  CHECK(a >= 0.0);
+  CHECK(b >= a);
+}
+
+TEST_CASE("threads: train_gpt at 1 and at 2 threads writes the same log but for the speed column",
+          "[threads][governor][cli][needs-fortunes]") {
+  // what lets the governor change the count mid-run: the count changes no number
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
+  nl::test::TempDir tmp;
+  for (const std::string norm : {"ln", "bhyt"}) {
+  INFO("norm " << norm);
+  std::vector<std::vector<std::string>> logs;
+  for (int t : {1, 2}) {
+    const std::string out = tmp.sub(norm + std::to_string(t));
+    const nl::test::RunResult r = nl::test::run_program(
+        nl::test::build_dir() + "/train_gpt",
+        "--layers 2 --dim 64 --heads 2 --seq 32 --batch 8 --steps 12 --eval-every 6 --eval-batches 1 --quiet "
+        "--norm " + norm + " --threads-adapt off --threads " + std::to_string(t) + " --out " + out,
+        tmp);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    std::vector<std::string> lines;
+    for (const auto& row : nl::test::read_csv_rows(out + "/log.csv")) {
+      std::string kept;
+      for (size_t k = 0; k < row.size(); ++k)
+        if (k != 5) kept += row[k] + ",";  // column 5: tok_per_s
+      lines.push_back(kept);
+    }
+    logs.push_back(lines);
+  }
+  REQUIRE(logs[0].size() == 13);
+  CHECK(logs[0][0].find("tok_per_s") == std::string::npos);
+  CHECK(logs[0] == logs[1]);
+  }
+}
