@@ -41,12 +41,14 @@ set title "$4"
 set xlabel "step"
 set ylabel "$5"
 set grid
-# ten colours (matplotlib's tab10), five dash patterns, ten markers: no two curves alike
+# ten colours (matplotlib's tab10), five dash patterns, thirteen markers: the markers
+# cycle out of step with the colours, so no two of the first 130 curves are alike
 colours = "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf"
-markers = "7 5 9 11 13 1 2 3 4 6"
+markers = "7 5 9 11 13 1 2 3 4 6 8 10 12"
 n(i) = (i - 2) % 10 + 1
+m(i) = (i - 2) % 13 + 1
 plot for [i=2:$cols] "$csv" using 1:$6 with linespoints lw 2 lc rgb word(colours, n(i)) dt 1+(i-2)%5 \\
-  pt int(word(markers, n(i))) ps 1.1 title columnhead(i)
+  pt int(word(markers, m(i))) ps 1.1 title columnhead(i)
 GP
   echo "wrote $dir/$name.png"
 }
