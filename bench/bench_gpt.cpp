@@ -234,13 +234,9 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
   const QueuedShare queued(threads);
   for (int64_t s = 0; s < steps; ++s) {
     // with a governor, the thread count of the training loop's policy (train/loop/thread_governor.h)
-    const double queued0 = governor ? run_queue_wait_seconds() : 0.0;
+    if (governor) governor->start_step();
     times.push_back(runner.train_step());
-    if (governor) {
-      const int before = governor->threads();
-      if (governor->after_step(times.back(), run_queue_wait_seconds() - queued0) != before)
-        set_num_threads(governor->threads());
-    }
+    if (governor) governor->end_step(times.back());
   }
   profile::enable(false);
   const double core_share = share.get(), queued_share = queued.get();

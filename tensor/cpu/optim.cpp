@@ -50,9 +50,11 @@ void adamw_step(Tensor& values, const Tensor& grads, Tensor& m, Tensor& v, const
   const int64_t n = values.numel();
   for (const Tensor* t : std::initializer_list<const Tensor*>{&values, &grads, &m, &v}) check_flat("adamw", *t, n);
   NL_CHECK(seg.offsets.back() == n, "adamw: the segments cover ", seg.offsets.back(), " elements, the buffer ", n);
-  // restrict and the scalars in locals: a store through p could otherwise change s's
-  // floats (or another buffer) for all the compiler knows, which kept the loop scalar and
-  // reloading s every element (2.9 ns an element; vectorised, the same arithmetic)
+  // This loop is vectorised (2.9 -> 0.6 ns an element on one thread) only because the
+  // build has -fno-math-errno (std::sqrt's errno branch kept it scalar) and the simd
+  // loop sits inside the parallel one (an `if` clause on a combined `parallel for simd`
+  // also switches the simd off when false). restrict and the scalars in locals spare
+  // the compiler alias checks and reloads of s.
   float* __restrict p = values.data();
   const float* __restrict g = grads.data();
   float* __restrict pm = m.data();

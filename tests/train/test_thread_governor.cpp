@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "tensor/threads.h"
 #include "train/loop/thread_governor.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
@@ -123,4 +124,16 @@ TEST_CASE("threads: train_gpt at 1 and at 2 threads writes the same log but for 
     CHECK(one[0].find("tok_per_s") == std::string::npos);
     CHECK(one == two);
   }
+}
+
+TEST_CASE("thread governor: end_step leaves the pools alone while the count stays", "[threads][governor]") {
+  const int before = nl::num_threads();
+  nl::set_num_threads(2);
+  ThreadGovernor g(2, {4, 10, 0.99});  // a 99 % queue share never happens between two reads here
+  for (int s = 0; s < 12; ++s) {
+    g.start_step();
+    CHECK_FALSE(g.end_step(0.01));
+  }
+  CHECK(nl::num_threads() == 2);
+  nl::set_num_threads(before);
 }

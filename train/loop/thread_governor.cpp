@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tensor/error.h"
+#include "tensor/threads.h"
 
 namespace nl {
 
@@ -76,6 +77,15 @@ int ThreadGovernor::after_step(double seconds, double queued_seconds) {
   seconds_.clear();
   shares_.clear();
   return threads_;
+}
+
+void ThreadGovernor::start_step() { queued_at_start_ = run_queue_wait_seconds(); }
+
+bool ThreadGovernor::end_step(double seconds) {
+  const int before = threads_;
+  if (after_step(seconds, run_queue_wait_seconds() - queued_at_start_) == before) return false;
+  set_num_threads(threads_);
+  return true;
 }
 
 void ThreadGovernor::decide_after_probe() {

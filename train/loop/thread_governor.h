@@ -40,6 +40,12 @@ class ThreadGovernor {
   // for the next step; when it differs from this step's, change() says why.
   int after_step(double seconds, double queued_seconds);
   int threads() const { return threads_; }
+
+  // The same around a real step: start_step() before it reads the run-queue wait;
+  // end_step(seconds) after it reads it again, decides, and sets the thread count of
+  // both pools (tensor/threads.h) when it changes; it returns true then.
+  void start_step();
+  bool end_step(double seconds);
   // A sentence on the last change of the thread count ("" before the first).
   const std::string& change() const { return change_; }
 
@@ -54,6 +60,7 @@ class ThreadGovernor {
   double full_median_ = 0, full_share_ = 0;
   int held_ = 0;
   std::string change_;
+  double queued_at_start_ = 0;
 };
 
 }  // namespace nl

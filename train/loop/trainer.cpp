@@ -225,7 +225,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   for (int64_t step = start_step; step < end_step; ++step) {
     const auto t0 = Clock::now();
     const double cpu0 = process_cpu_seconds();
-    const double queued0 = governor ? run_queue_wait_seconds() : 0.0;
+    if (governor) governor->start_step();
     const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
     task.next_batch(c.batch, x, y);
     const StepOutcome s = train_step(
@@ -240,12 +240,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const double dt = seconds_since(t0);
     step_times.push_back(dt);
     step_cpu_times.push_back(process_cpu_seconds() - cpu0);
-    bool threads_changed = false;
-    if (governor) {
-      const int before = governor->threads();
-      threads_changed = governor->after_step(dt, run_queue_wait_seconds() - queued0) != before;
-      if (threads_changed) set_num_threads(governor->threads());
-    }
+    const bool threads_changed = governor && governor->end_step(dt);
 
     const bool evaluates = lead && ((step + 1) % c.eval_every == 0 || step + 1 == end_step);
     std::vector<double> eval;
