@@ -113,7 +113,7 @@ std::vector<std::string> log_without_speed(const std::string& norm, int threads,
 }  // namespace
 
 TEST_CASE("threads: train_gpt at 1 and at 2 threads writes the same log but for the speed column",
-          "[threads][governor][cli][needs-fortunes]") {
+          "[governor][cli][needs-fortunes]") {
   // what lets the governor change the count mid-run: the count changes no number
   REQUIRE_RESOURCE(nl::test::missing_fortunes());
   nl::test::TempDir tmp;
