@@ -148,7 +148,7 @@ std::string comparison_text(const PairedComparison& c) {
 
 }  // namespace
 
-std::string render_regime_report(const json& results, bool plotted) {
+std::string render_regime_report(const json& results, bool plotted, const std::string& plot_stem) {
   json view = json::object();
   for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
   for (const char* key : {"date", "command", "out", "jobs", "threads", "cores", "cells_run", "cells_kept", "grid",
@@ -161,6 +161,8 @@ std::string render_regime_report(const json& results, bool plotted) {
   view["threshold"] = fmt(kScreenThreshold, "%.2f");
   view["margin"] = fmt(kOverfitMargin, "%.2f");
   view["plotted"] = plotted;
+  view["loss_png"] = plot_stem + "_loss.png";
+  view["screen_png"] = plot_stem + "_screen.png";
   view["plot_script"] = results["plot_script"];
   view["arms"] = results["arms"];
   view["vit_arms"] = results["vit_arms"];

@@ -11,7 +11,9 @@
 namespace nl {
 
 // The report (studies/regime/regime.md.in filled in). plotted: the plots exist beside it.
-std::string render_regime_report(const nlohmann::json& results, bool plotted);
+// plot_stem: the report's file name without .md; its plots are STEM_loss.png and
+// STEM_screen.png beside it, so that two reports in one folder keep their own plots.
+std::string render_regime_report(const nlohmann::json& results, bool plotted, const std::string& plot_stem = "regime");
 
 // OUT/regime_loss.csv (the end validation loss, mean over seeds, per size and arm at the
 // base width) and OUT/regime_screen.csv (each DyT cell's screen saturation against its

@@ -362,14 +362,15 @@ int regime_study_main(const std::vector<std::string>& args) {
     write_text_file(out + "/results.json", results.dump(1) + "\n");
   }
   write_plot_csvs(out, results);
+  const std::string plot_stem = fs::path(doc).stem().string();  // regime.md: regime_loss.png, regime_screen.png
   bool plotted = !plot_script.empty();
   if (plotted) {
-    const std::string cmd = "bash '" + plot_script + "' '" + (doc_dir / "regime_loss.png").string() + "' '" + out +
-                            "/regime_loss.csv' '" + (doc_dir / "regime_screen.png").string() + "' '" + out +
-                            "/regime_screen.csv' > /dev/null 2>&1";
+    const std::string cmd = "bash '" + plot_script + "' '" + (doc_dir / (plot_stem + "_loss.png")).string() + "' '" +
+                            out + "/regime_loss.csv' '" + (doc_dir / (plot_stem + "_screen.png")).string() + "' '" +
+                            out + "/regime_screen.csv' > /dev/null 2>&1";
     plotted = std::system(cmd.c_str()) == 0;
   }
-  write_text_file(doc, render_regime_report(results, plotted));
+  write_text_file(doc, render_regime_report(results, plotted, plot_stem));
   std::printf("wrote %s\n", doc.c_str());
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "nn/block.h"
 #include "studies/regime/regime_analysis.h"
+#include "studies/regime/regime_report.h"
 #include "studies/regime/regime_study.h"
 #include "tests/needs.h"
 #include "tests/studies/study_programs.h"
@@ -209,6 +210,10 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   fs::remove(doc);
   fs::rename(runs + "/gpt", tmp.sub("moved"));
   CHECK_THAT(study.run(tmp, " --reuse"), Contains("## 4. The 500-step saturation screen"));
+  // a report named otherwise links plots of its own name, so two reports in one folder keep theirs
+  const std::string other = render_regime_report(results, true, "regime_alpha0");
+  CHECK_THAT(other, Contains("](regime_alpha0_loss.png)") && Contains("](regime_alpha0_screen.png)"));
+  CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
 }
 
 TEST_CASE("regime_study --dry-run prints the cells and the estimated time, training nothing", "[regime][cli]") {
