@@ -17,6 +17,7 @@
 
 #include "studies/grid/commands.h"
 #include "tensor/error.h"
+#include "train/data/fashion_mnist.h"
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
@@ -161,6 +162,21 @@ int64_t steps_logged(const std::string& out_dir) {
 
 }  // namespace
 
+// The steps a cell will train, for the progress line and its ETA: --steps, or, for a
+// train_vit run given --epochs, what ViTTask::steps() will resolve: ceil(epochs x
+// training images / batch), the training images being the file's less --val-size (or
+// --train-images of them). 1 when neither is known.
+int64_t planned_steps(const nlohmann::ordered_json& config) {
+  const int64_t steps = config.value("steps", (int64_t)0);
+  if (steps > 0) return steps;
+  if (!config.contains("epochs") || !config.contains("batch")) return 1;
+  int64_t images = kFashionMnistTrainImages - config.value("val_size", (int64_t)0);
+  const int64_t subset = config.value("train_images", (int64_t)-1);
+  if (subset > 0) images = std::min(images, subset);
+  const double epochs = config["epochs"].get<double>();
+  return std::max<int64_t>(1, (int64_t)std::ceil(epochs * (double)images / (double)config["batch"].get<int64_t>()));
+}
+
 std::string sibling_program(const std::string& name) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -213,7 +229,7 @@ std::vector<CellOutcome> run_grid(const std::vector<GridCell>& cells, const Grid
   std::vector<bool> mine(cells.size());
   for (size_t i = 0; i < cells.size(); ++i) mine[i] = (int)(i % (size_t)dist::world_size()) == dist::rank();
   for (size_t i = 0; i < cells.size(); ++i) {
-    steps[i] = configs[i].contains("steps") ? configs[i]["steps"].get<int64_t>() : 1;
+    steps[i] = planned_steps(configs[i]);
     work[i] = cells[i].cost * (double)std::max<int64_t>(steps[i], 1);
     if (found[i] == Found::Finished) {
       outcomes[i].kept = true;

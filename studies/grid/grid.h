@@ -95,4 +95,10 @@ std::string sibling_program(const std::string& name);
 // regular file or not JSON).
 nlohmann::json read_result(const std::string& out_dir);
 
+// The steps a cell's run will train, from its config (the flags as train_gpt or
+// train_vit record them): --steps, or for train_vit's --epochs ceil(epochs x training
+// images / batch), as ViTTask::steps() resolves it; 1 when neither is known. The
+// progress line's step counts and ETA use it.
+int64_t planned_steps(const nlohmann::ordered_json& config);
+
 }  // namespace nl

@@ -22,6 +22,8 @@ namespace nl {
 
 constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 constexpr int kFashionMnistClasses = 10;
+// images in the training file (train-images-idx3-ubyte.gz); the loader checks the file's own count
+constexpr int64_t kFashionMnistTrainImages = 60000;
 // The class names of labels 0..9, as the dataset's authors list them.
 const std::array<std::string, 10>& fashion_mnist_classes();
 

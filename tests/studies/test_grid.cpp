@@ -1,0 +1,22 @@
+// The grid's planned step count (studies/grid/grid.h), which its progress line and ETA
+// divide by: --steps, or train_vit's --epochs over Fashion-MNIST's training split.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/grid/grid.h"
+
+using nl::planned_steps;
+using json = nlohmann::ordered_json;
+
+TEST_CASE("grid: the planned steps of a cell, from --steps or --epochs", "[grid]") {
+  CHECK(planned_steps(json{{"steps", 500}, {"batch", 16}}) == 500);
+  // make demo-vit: 12 epochs of 60 000 - 5 000 images at batch 128: ceil(5156.25)
+  CHECK(planned_steps(json{{"steps", 0}, {"epochs", 12.0}, {"batch", 128}, {"val_size", 5000}, {"train_images", -1}}) ==
+        5157);
+  // --train-images 1000: ceil(12 * 1000 / 128) = ceil(93.75)
+  CHECK(planned_steps(json{{"steps", 0}, {"epochs", 12.0}, {"batch", 128}, {"val_size", 5000}, {"train_images", 1000}}) ==
+        94);
+  CHECK(planned_steps(json{{"steps", 0}}) == 1);
+  CHECK(planned_steps(json::object()) == 1);
+}
