@@ -447,13 +447,18 @@ std::vector<ContendRow> contend(const BenchConfig& bc, const std::string& norm, 
       allocator_release_cached(Device::CPU);
       rows.push_back({bc.name, condition, (int)t, false, r.ms_median, r.core_share, r.queued_share, (int)t});
     }
-    // what a training run with --threads-adapt on (the default) gets at the largest count:
-    // enough steps for a window at the full count, a probe window and a decided stretch
+    // what a training run with --threads-adapt on (the default) gets at the largest count
+    // once the policy has decided: its first window at the full count and its probe (the
+    // cost a run pays once per hold of 200 steps) run first, untimed, then `steps` steps
+    // at the count it chose, the policy still watching
     const int most = (int)*std::max_element(threads.begin(), threads.end());
     if (most > 1) {
       set_num_threads(most);
       ThreadGovernor governor(most);
-      const Result r = run_one(bc, norm, most, std::max<int64_t>(steps, 40), false, 0, &governor);
+      const ThreadGovernor::Options o;
+      run_one(bc, norm, most, 2 * o.window, false, 0, &governor);
+      const int chosen = governor.threads();
+      const Result r = run_one(bc, norm, chosen, steps, false, 0, &governor);
       allocator_release_cached(Device::CPU);
       rows.push_back({bc.name, condition, most, true, r.ms_median, r.core_share, r.queued_share, governor.threads()});
       set_num_threads(most);
@@ -478,8 +483,8 @@ void print_contend(const std::vector<ContendRow>& rows, const std::string& norm)
                 threads.c_str(), r.ms, one > 0 ? r.ms / one : 0.0, 100 * r.core_share, 100 * r.queued_share);
   }
   std::printf("(cores: CPU time over wall time x threads; queued: the share of it the threads waited for a core;\n"
-              " N adapt->M: the training loop's policy, --threads-adapt on, starting at N and ending at M threads,\n"
-              " median over at least 40 steps, its probing steps included)\n");
+              " N adapt->M: the training loop's policy, --threads-adapt on, starting at N threads: its first\n"
+              " window and probe untimed, then the same steps as the other rows at the count it chose, M at the end)\n");
 }
 
 // How cost grows: one row per configuration of the run, for the first norm, with its
