@@ -23,6 +23,7 @@
 #include "nn/norms/registry.h"
 #include "train/flags/families.h"  // add_norms_list_flag
 #include "train/flags/flag_parser.h"
+#include "train/loop/median.h"
 #include "train/loop/thread_governor.h"  // run_queue_wait_seconds
 
 namespace nl::bench {
@@ -37,12 +38,6 @@ inline double seconds_of(const std::function<void()>& f) {
   return seconds_since(t0);
 }
 
-inline double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The 1-minute load average: other processes on the cores distort every timing, so
 // the benchmarks print it beside their results.

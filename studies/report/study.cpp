@@ -33,11 +33,6 @@ double load_average() {
   return v;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 std::string fmt(double v, const char* format) {
   char buf[64];

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "train/loop/median.h"  // median
+
 #include <nlohmann/json.hpp>
 
 #include "train/flags/flag_parser.h"  // split_list
@@ -19,8 +21,6 @@ double seconds_since(StudyClock::time_point t);
 // shared machine was while a run took its time.
 double load_average();
 
-// The middle element (the upper one of an even count); NaN when empty.
-double median(std::vector<double> v);
 
 // printf-style formatting of one number for a report.
 std::string fmt(double v, const char* format = "%.4g");

@@ -4,6 +4,7 @@
 // they do not, and looks again after its hold. And the run-queue reading it starts from.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "tensor/threads.h"
@@ -46,13 +47,27 @@ TEST_CASE("thread governor: queued behind another process, it keeps half the thr
   for (int s = 0; s < 8; ++s) CHECK(counts[s] == 2);   // the window at the full count
   for (int s = 8; s < 16; ++s) CHECK(counts[s] == 1);  // the probe
   CHECK(g.threads() == 1);                             // kept
-  CHECK_THAT(g.change(), Contains("threads 2 -> 1") && Contains("66.0 ms a step at 1, 76.0 at 2") &&
-                             Contains("queued 40 %"));
+  CHECK_THAT(g.change(), Contains("keeping 1 of 2 threads for 50 steps") &&
+                             Contains("66.0 ms a step at 1, 76.0 at 2") && Contains("queued 40 %"));
   const std::vector<int> held = run_steps(g, 50, 76.0, 66.0, 0.4);
   for (int t : held) CHECK(t == 1);  // for the hold
   // after the hold it measures the full count again
   CHECK(g.threads() == 2);
   CHECK_THAT(g.change(), Contains("threads 1 -> 2") && Contains("measuring the full count again"));
+}
+
+TEST_CASE("thread governor: each decision is announced once, the probe's start included", "[threads][governor]") {
+  ThreadGovernor g(2, {4, 10, 0.15});
+  std::vector<std::string> said;
+  for (int s = 0; s < 4 + 4 + 10; ++s) {
+    const double seconds = g.threads() == 2 ? 0.076 : 0.066;
+    g.after_step(seconds, 0.4 * seconds * g.threads());
+    if (g.change() != (said.empty() ? "" : said.back())) said.push_back(g.change());
+  }
+  REQUIRE(said.size() == 3);
+  CHECK_THAT(said[0], Contains("threads 2 -> 1") && Contains("queued 40 % of the time over 4 steps; trying 1"));
+  CHECK_THAT(said[1], Contains("keeping 1 of 2 threads"));
+  CHECK_THAT(said[2], Contains("threads 1 -> 2") && Contains("measuring the full count again"));
 }
 
 TEST_CASE("thread governor: queued, but half the threads are slower: back to the full count", "[threads][governor]") {

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include "tensor/error.h"
 #include "tensor/threads.h"
+#include "train/loop/median.h"
 
 namespace nl {
 
@@ -26,12 +28,6 @@ double run_queue_wait_seconds() {
 }
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double mean_of(const std::vector<double>& v) {
   double s = 0;
@@ -54,8 +50,8 @@ int ThreadGovernor::after_step(double seconds, double queued_seconds) {
     if (++held_ < o_.hold) return threads_;
     // look again at the full count: the competitor may have gone
     if (threads_ != max_threads_)
-      change_ = "threads " + std::to_string(threads_) + " -> " + std::to_string(max_threads_) + ": " +
-                std::to_string(o_.hold) + " steps on, measuring the full count again";
+      announce("threads " + std::to_string(threads_) + " -> " + std::to_string(max_threads_) + ": " +
+               std::to_string(o_.hold) + " steps on, measuring the full count again");
     threads_ = max_threads_;
     phase_ = Phase::Watch;
     seconds_.clear();
@@ -69,10 +65,14 @@ int ThreadGovernor::after_step(double seconds, double queued_seconds) {
     decide_after_probe();
   } else if (mean_of(shares_) > o_.queued_share) {
     // contended: try half the threads for a window
-    full_median_ = median_of(seconds_);
+    full_median_ = median(seconds_);
     full_share_ = mean_of(shares_);
     threads_ = std::max(1, max_threads_ / 2);
     phase_ = Phase::Probe;
+    char why[160];
+    std::snprintf(why, sizeof why, "queued %.0f %% of the time over %d steps; trying %d for as many", 100 * full_share_,
+                  o_.window, threads_);
+    announce("threads " + std::to_string(max_threads_) + " -> " + std::to_string(threads_) + ": " + why);
   }
   seconds_.clear();
   shares_.clear();
@@ -83,24 +83,28 @@ void ThreadGovernor::start_step() { queued_at_start_ = run_queue_wait_seconds();
 
 bool ThreadGovernor::end_step(double seconds) {
   const int before = threads_;
-  if (after_step(seconds, run_queue_wait_seconds() - queued_at_start_) == before) return false;
-  set_num_threads(threads_);
-  return true;
+  if (after_step(seconds, run_queue_wait_seconds() - queued_at_start_) != before) set_num_threads(threads_);
+  return std::exchange(news_, false);
+}
+
+void ThreadGovernor::announce(const std::string& sentence) {
+  change_ = sentence;
+  news_ = true;
 }
 
 void ThreadGovernor::decide_after_probe() {
-  const double probe_median = median_of(seconds_);
+  const double probe_median = median(seconds_);
   char why[200];
   std::snprintf(why, sizeof why, "(queued %.0f %% of the time at %d; %.1f ms a step at %d, %.1f at %d)",
                 100 * full_share_, max_threads_, 1e3 * probe_median, threads_, 1e3 * full_median_, max_threads_);
   const int probed = threads_;
   if (probe_median < full_median_) {
-    change_ = "threads " + std::to_string(max_threads_) + " -> " + std::to_string(probed) + ": another process holds a core " +
-              why;
+    announce("keeping " + std::to_string(probed) + " of " + std::to_string(max_threads_) +
+             " threads for " + std::to_string(o_.hold) + " steps: another process holds a core " + why);
   } else {
     threads_ = max_threads_;
-    change_ = "threads " + std::to_string(probed) + " -> " + std::to_string(max_threads_) +
-              ": fewer threads were not faster " + why;
+    announce("threads " + std::to_string(probed) + " -> " + std::to_string(max_threads_) +
+             ": fewer threads were not faster " + why);
   }
   phase_ = Phase::Hold;
   held_ = 0;

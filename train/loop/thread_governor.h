@@ -43,15 +43,18 @@ class ThreadGovernor {
 
   // The same around a real step: start_step() before it reads the run-queue wait;
   // end_step(seconds) after it reads it again, decides, and sets the thread count of
-  // both pools (tensor/threads.h) when it changes; it returns true then.
+  // both pools (tensor/threads.h) when it changes; it returns true when the step led to
+  // a decision (change() says which), so that the loop prints each one once.
   void start_step();
   bool end_step(double seconds);
-  // A sentence on the last change of the thread count ("" before the first).
+  // A sentence on the policy's last decision ("" before the first): a probe started,
+  // a count kept, the full count restored.
   const std::string& change() const { return change_; }
 
  private:
   enum class Phase { Watch, Probe, Hold };
   void decide_after_probe();
+  void announce(const std::string& sentence);
 
   int max_threads_, threads_;
   Options o_;
@@ -60,6 +63,7 @@ class ThreadGovernor {
   double full_median_ = 0, full_share_ = 0;
   int held_ = 0;
   std::string change_;
+  bool news_ = false;  // a decision since end_step last returned
   double queued_at_start_ = 0;
 };
 

@@ -19,6 +19,7 @@
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
 #include "train/io/run_log.h"
+#include "train/loop/median.h"
 #include "train/loop/progress.h"
 #include "train/loop/thread_governor.h"
 #include "train/safety/distributed.h"
@@ -44,9 +45,7 @@ double process_cpu_seconds() {
 // median over the steps after the first, whose allocations warm the caches; NaN for none
 double median_after_first(std::vector<double> times) {
   if (times.size() > 1) times.erase(times.begin());
-  if (times.empty()) return NAN;
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return median(times);
 }
 
 std::string join_columns(const std::vector<std::string>& columns) {
@@ -240,7 +239,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const double dt = seconds_since(t0);
     step_times.push_back(dt);
     step_cpu_times.push_back(process_cpu_seconds() - cpu0);
-    const bool threads_changed = governor && governor->end_step(dt);
+    const bool policy_decided = governor && governor->end_step(dt);
 
     const bool evaluates = lead && ((step + 1) % c.eval_every == 0 || step + 1 == end_step);
     std::vector<double> eval;
@@ -268,7 +267,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
                                               (double)(end_step - start_step)))
                       .c_str());
     progress.show(line, evaluates, step + 1);
-    if (threads_changed) progress.show("step " + std::to_string(step + 1) + ": " + governor->change(), true, step + 1);
+    if (policy_decided) progress.show("step " + std::to_string(step + 1) + ": " + governor->change(), true, step + 1);
     result.steps_done = step + 1;
     if (lead)
       for (TrainObserver* o : observers) o->after_step(step + 1);
