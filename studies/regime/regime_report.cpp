@@ -154,6 +154,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   for (const char* key : {"date", "command", "out", "jobs", "threads", "cores", "cells_run", "cells_kept", "grid",
                           "screen_step", "vit_steps", "estimate_minutes"})
     view[key] = results[key];
+  view["grid_replaced"] = results.value("grid_replaced", false);
   view["minutes"] = fmt(number(results["seconds"]) / 60.0, "%.1f");
   view["runs"] = results["runs"].size();
   view["load_min"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).min, "%.1f");

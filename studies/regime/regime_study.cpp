@@ -349,6 +349,12 @@ int regime_study_main(const std::vector<std::string>& args) {
     put_study_header(results, study_command("build/release/regime_study", args), out, jobs, base.threads, loads,
                      recipe);
     results["grid"] = grid;
+    // the flags that replace a part of the named grid: the header says the grid was not run as named
+    bool replaced = false;
+    for (const char* flag : {"--arms", "--sizes", "--seeds", "--widths", "--width-arms", "--vit-arms", "--vit-images",
+                             "--llama-arms", "--llama-seeds"})
+      replaced = replaced || p.given(flag);
+    results["grid_replaced"] = replaced;
     results["seeds"] = plan.seeds;
     results["reference"] = reference;
     results["screen_step"] = measure_first;

@@ -119,8 +119,18 @@ nlohmann::json read_study_results(const std::string& out) {
 
 std::string study_command(const std::string& program, const std::vector<std::string>& args) {
   std::string command = program;
-  for (const auto& a : args)
-    if (a != "--reuse") command += " " + a;
+  for (const auto& a : args) {
+    if (a == "--reuse") continue;
+    // an argument holding a space or a quote is quoted for the shell, so that the line
+    // a report prints can be pasted back (--arms 'ln=--norm ln,...')
+    if (a.find_first_of(" '\"$`\\") == std::string::npos) {
+      command += " " + a;
+    } else {
+      std::string quoted = "'";
+      for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      command += " " + quoted + "'";
+    }
+  }
   return command;
 }
 

@@ -1,10 +1,12 @@
 // The grid's planned step count (studies/grid/grid.h), which its progress line and ETA
-// divide by: --steps, or train_vit's --epochs over Fashion-MNIST's training split.
+// divide by: --steps, or train_vit's --epochs over Fashion-MNIST's training split; and the
+// command line a study report prints.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include "studies/grid/grid.h"
+#include "studies/report/study.h"
 
 using nl::planned_steps;
 using json = nlohmann::ordered_json;
@@ -19,4 +21,11 @@ TEST_CASE("grid: the planned steps of a cell, from --steps or --epochs", "[grid]
         94);
   CHECK(planned_steps(json{{"steps", 0}}) == 1);
   CHECK(planned_steps(json::object()) == 1);
+}
+
+TEST_CASE("study_command: the report's command line pastes back into a shell", "[grid]") {
+  CHECK(nl::study_command("build/release/regime_study", {"--arms", "ln=--norm ln,dyt=--norm dyt", "--reuse", "--jobs", "2"}) ==
+        "build/release/regime_study --arms 'ln=--norm ln,dyt=--norm dyt' --jobs 2");
+  CHECK(nl::study_command("p", {"--doc", "it's.md"}) == "p --doc 'it'\\''s.md'");
+  CHECK(nl::study_command("p", {"--out", "runs/x"}) == "p --out runs/x");
 }
