@@ -9,6 +9,6 @@ using namespace nl;
 
 int main(int argc, char** argv) {
   install_stop_signals("fold_ln");
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   return run_program("fold_ln", [&] { return fold_ln_main(std::vector<std::string>(argv + 1, argv + argc)); });
 }

@@ -20,7 +20,7 @@ using namespace nl;
 
 int main(int argc, char** argv) {
   install_stop_signals("screen_dyt", "before training started (no file was written)");
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   return run_program("screen_dyt", [&] {
     FlagParser p("screen_dyt",
                  "Train the DyT model for the first 500 steps of a run and predict from its tanh saturation whether "

@@ -58,7 +58,7 @@ int train(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   install_stop_signals("train_gpt", "before training started (no file was written)");
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   dist::init(&argc, &argv);
   const int code = run_program("train_gpt", [&] { return train(argc, argv); });
   dist::finalize();

@@ -15,7 +15,7 @@ using namespace nl;
 
 int main(int argc, char** argv) {
   install_stop_signals("train_vit", "before training started (no file was written)");
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   return run_program("train_vit", [&] {
     FlagParser p("train_vit", "Train a ViT on Debian's Fashion-MNIST and compare normalization layers.");
     TrainVitCommand command;

@@ -103,7 +103,7 @@ void bench_kernels(bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   FlagParser p("bench_fold",
                "Inference speed of an ln GPT against its folded cbwc form, and LayerNorm vs RMSNorm kernels.");
   std::vector<int64_t> thread_counts = {2};

@@ -512,7 +512,7 @@ void print_growth(const std::vector<Result>& results, const std::vector<BenchCon
 }  // namespace
 
 int main(int argc, char** argv) {
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   FlagParser p("bench_gpt",
                "Median ms per GPT training step (forward, backward, AdamW) per configuration, norm and thread count, "
                "against the sgemm roof of the step measured in the same run, with a per-phase breakdown.");
@@ -550,8 +550,8 @@ int main(int argc, char** argv) {
   });
   try {
     if (!p.parse(argc, argv)) return 0;
-    std::printf("bench_gpt: median over the timed steps after one warm-up step; load average %s\n",
-                load_average().c_str());
+    std::printf("bench_gpt: median over the timed steps after one warm-up step; load average %s; %s\n",
+                load_average().c_str(), blas_kernels().c_str());
     std::vector<Result> results;
     std::vector<JsonRecord> roofs;
     for (int threads : thread_counts) {

@@ -358,7 +358,7 @@ void bench_attention(int threads, int reps, std::vector<JsonRecord>& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   FlagParser p("bench_ops", "GFLOP/s of nl::matmul against direct sgemm, GB/s of copies, add, softmax and the norm "
                             "kernels against memcpy, and fused attention against the composite it replaced.");
   std::vector<int64_t> thread_counts = {1, 2};
@@ -375,7 +375,7 @@ int main(int argc, char** argv) {
     const int reps = quick ? 5 : (int)reps_flag;
     std::printf("bench_ops: medians of %d repetitions; thread counts:", reps);
     for (int t : thread_counts) std::printf(" %d", t);
-    std::printf("; load average %s\n", load_average().c_str());
+    std::printf("; load average %s; %s\n", load_average().c_str(), blas_kernels().c_str());
 
     // tiny: L4 C128 T64 B16; small: L6 C384 T256 B8; byte vocabulary V = 256
     std::vector<MatmulCase> cases = step_cases("tiny", 16 * 64, 128, 256);

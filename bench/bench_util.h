@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tensor/error.h"
+#include "tensor/threads.h"
 #include <nlohmann/json.hpp>
 
 #include "nn/gpt.h"  // GPTConfig
@@ -45,6 +46,15 @@ inline std::string load_average() {
   std::ifstream f("/proc/loadavg");
   std::string one;
   return (f >> one) ? one : std::string("unknown");
+}
+
+// The OpenBLAS kernels the products ran on, for a benchmark's header: "OpenBLAS
+// SkylakeX kernels" (and who chose them, tensor/threads.h): the same library runs 7x
+// slower on its pre-AVX kernels, so every sgemm figure names them.
+inline std::string blas_kernels() {
+  const BlasCore core = blas_core();
+  return "OpenBLAS " + core.name + " kernels" +
+         (core.chosen_by_normlab ? " (set by normlab: OpenBLAS did not recognise this CPU)" : "");
 }
 
 // --threads 1,2: the thread counts a benchmark sweeps (each positive).
@@ -122,7 +132,7 @@ class ShareOfSpan {
 };
 
 // Share of the cores this process got: CPU seconds used over wall seconds times
-// threads. Idle threads spin only briefly (bound_thread_spinning) and then sleep, so
+// threads. Idle threads spin only briefly (configure_runtime) and then sleep, so
 // this share falls below 1.0 both when another process held a core and when the
 // program had serial stretches; QueuedShare below tells the two apart.
 struct CoreShare : ShareOfSpan {

@@ -43,12 +43,53 @@ namespace {
 // Whether 1000 beats none on an idle machine is still to be measured there.
 constexpr long kSpinCount = 1000;
 
+// The marker of a core this file chose, for blas_core() after the re-execution.
+constexpr const char* kChosenMarker = "NL_OPENBLAS_CORETYPE_CHOSEN";
+
 }  // namespace
 
-void bound_thread_spinning(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
-  setenv("GOMP_SPINCOUNT", std::to_string(kSpinCount).c_str(), 1);
-  execv("/proc/self/exe", argv);  // returns only on failure: then run on as we are
+// OpenBLAS's kernel families older than AVX: what it falls back to for a CPU model it
+// does not know.
+bool pre_avx_blas_core(const std::string& core) {
+  for (const char* old : {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Unknown"})
+    if (core == old) return true;
+  return false;
+}
+
+std::string blas_core_for_this_cpu() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return "";
+}
+
+BlasCore blas_core() {
+  const char* name = openblas_get_corename();
+  BlasCore core;
+  core.name = name ? name : "";
+  core.chosen_by_normlab = std::getenv(kChosenMarker) != nullptr;
+  return core;
+}
+
+void configure_runtime(char** argv) {
+  bool changed = false;
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
+    setenv("GOMP_SPINCOUNT", std::to_string(kSpinCount).c_str(), 1);
+    changed = true;
+  }
+  // a value the user set (valgrind.sh sets Haswell: valgrind knows no AVX-512) is kept,
+  // and so is ours after the re-execution, even where this OpenBLAS ignores it (a build
+  // without DYNAMIC_ARCH): no second re-execution
+  const std::string better = blas_core_for_this_cpu();
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr && !better.empty() && pre_avx_blas_core(blas_core().name)) {
+    setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
+    setenv(kChosenMarker, "1", 1);
+    changed = true;
+  }
+  if (changed) execv("/proc/self/exe", argv);  // returns only on failure: then run on as we are
 }
 
 }  // namespace nl

@@ -82,7 +82,7 @@ std::string today() {
 
 int run_study_program(const char* name, int argc, char** argv,
                       int (*study_main)(const std::vector<std::string>& args)) {
-  bound_thread_spinning(argv);
+  configure_runtime(argv);
   dist::init(&argc, &argv);
   const int code = run_program(name, [&] {
     install_stop_signals(name);
