@@ -164,6 +164,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   view["plotted"] = plotted;
   view["loss_png"] = plot_stem + "_loss.png";
   view["screen_png"] = plot_stem + "_screen.png";
+  view["results_file"] = plot_stem + ".json";
   view["plot_script"] = results["plot_script"];
   view["arms"] = results["arms"];
   view["vit_arms"] = results["vit_arms"];

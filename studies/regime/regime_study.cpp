@@ -23,6 +23,7 @@
 #include "train/data/text_data.h"
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
+#include "train/io/run_dir.h"
 #include "train/safety/distributed.h"
 
 namespace nl {
@@ -52,9 +53,10 @@ const std::vector<std::string> kFullArms = {
     "ln-drop0.5=--norm ln --dropout 0.5",
     "diff=--norm ln --attn diff",
 };
-// The default grid's arms: LN, all-DyT at alpha0 2, the hybrid, and Differential
-// Attention (the paper's contrast case, alpha-independent).
-const std::vector<std::string> kSmallArms = {kFullArms[0], kFullArms[3], kFullArms[5], kFullArms[10]};
+// The default grid's arms: LN, all-DyT at alpha0 2 (the paper's model), and Differential
+// Attention (the paper's contrast case, alpha-independent); the hybrid and the rest are
+// --grid full's, so that the default grid fits 90 minutes on 2 cores.
+const std::vector<std::string> kSmallArms = {kFullArms[0], kFullArms[3], kFullArms[10]};
 // The paper's Llama collapse (Verma 2026: Llama + DyT, 1 of 3 seeds fails to converge;
 // a GELU MLP in place of SwiGLU rescues it): the recipe branch's Llama block with RMSNorm,
 // with all-DyT at the paper's alpha0 2, and the same without SwiGLU. These need
@@ -98,6 +100,52 @@ json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, j
     run["noise_end"] = noise;
   }
   return run;
+}
+
+// The finished cells of an earlier invocation (--cells-from: its results.json, or the
+// copy beside its report) that this grid would train again: for each planned cell, the
+// index of the earlier run of the same cell (model, arm label and flags, subset, width,
+// seed) that ended without a fault, or -1. The earlier invocation must have had this
+// one's recipe (every train_gpt flag the grid does not set, the ViT steps, the screen
+// step): it throws naming the first difference, since its cells then measure something
+// else. runs/ is not kept between machines or sessions; this file is, so a grid too long
+// for one sitting grows a block at a time from the committed results.
+std::vector<int> earlier_cells(const json& earlier, const std::string& path, const std::vector<RegimeCell>& plan_cells,
+                               const nlohmann::ordered_json& recipe, const std::vector<std::string>& recipe_keys,
+                               int64_t vit_steps, int64_t screen_step) {
+  NL_CHECK(earlier.is_object() && earlier["runs"].is_array() && earlier["recipe"].is_object(), "--cells-from ", path,
+           ": not a regime study's results (no \"runs\" and \"recipe\")");
+  const nlohmann::ordered_json there = nlohmann::ordered_json::parse(earlier["recipe"].dump());
+  const std::string difference = first_recipe_difference(there, recipe, recipe_keys, nlohmann::ordered_json::object(),
+                                                          "there", "here");
+  NL_CHECK(difference.empty(), "--cells-from ", path, ": its runs have another recipe (", difference, ")");
+  NL_CHECK(earlier.value("vit_steps", (int64_t)-1) == vit_steps, "--cells-from ", path,
+           ": its ViT cells trained --vit-steps ", earlier.value("vit_steps", (int64_t)-1), ", here ", vit_steps);
+  NL_CHECK(earlier.value("screen_step", (int64_t)-1) == screen_step, "--cells-from ", path,
+           ": its screen step is ", earlier.value("screen_step", (int64_t)-1), ", here ", screen_step);
+  std::map<std::string, std::string> flags;  // "gpt ln" -> its flags there
+  for (const auto& [list, model] : {std::pair<const char*, const char*>{"arms", "gpt"}, {"llama_arms", "gpt"},
+                                    {"vit_arms", "vit"}})
+    if (earlier.contains(list))
+      for (const auto& a : earlier[list]) flags[std::string(model) + " " + a.value("label", "")] = a.value("flags", "");
+  std::vector<int> found(plan_cells.size(), -1);
+  for (size_t i = 0; i < plan_cells.size(); ++i) {
+    const RegimeCell& c = plan_cells[i];
+    const std::string text = spec_text(c.arm);
+    const std::string key = c.model + " " + c.arm.label;
+    if (!flags.count(key) || flags[key] != text.substr(text.find('=') + 1)) continue;
+    for (size_t r = 0; r < earlier["runs"].size(); ++r) {
+      const json& run = earlier["runs"][r];
+      if (run.value("model", "") == c.model && run.value("arm", "") == c.arm.label &&
+          run.value("size", (int64_t)0) == c.size && run.value("width", (int64_t)-1) == c.width &&
+          run.value("seed", (int64_t)-1) == c.seed && run.value("llama", false) == c.llama &&
+          run.value("exit_code", -1) == 0 && !run["val_end"].is_null()) {
+        found[i] = (int)r;
+        break;
+      }
+    }
+  }
+  return found;
 }
 
 }  // namespace
@@ -178,16 +226,16 @@ int regime_study_main(const std::vector<std::string>& args) {
   // replaces those not given
   std::vector<std::string> arm_texts = kSmallArms, width_arms = {"ln", "dyt-a2"}, vit_arm_texts = kVitArms,
                            llama_arm_texts = {"none"};
-  std::vector<int64_t> sizes = {30000, -1}, seeds = {1337, 1338, 1339}, widths = {0}, vit_images = {1000, -1},
+  std::vector<int64_t> sizes = {30000, -1}, seeds = {1337, 1338, 1339}, widths = {0}, vit_images = {1000},
                        llama_seeds = {1337, 1338, 1339, 1340, 1341, 1342};
   int64_t vit_steps = 3000, screen_step = kScreenSteps;
   int jobs = 0;
   bool reuse = false, dry_run = false;
   double gpt_step_ms = 90, vit_step_ms = 39;
-  std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh";
+  std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh", cells_from;
   p.choice("--grid", grid, {"small", "full"},
-           "small: ln, dyt-a2, hybrid-a2, diff on 30 KB and all, 3 seeds, the ViT arm on 1000 and all images (the "
-           "default, 36 cells: 131 minutes on 2 cores on 2026-12-02); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
+           "small: ln, dyt-a2, diff on 30 KB and all, 3 seeds, the ViT arm on 1000 images (the default, 24 cells: "
+           "docs/results/regime.md gives its wall time on 2 cores); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
            "the ViT arm on 1000, 5000, all. The flags below replace a part of it",
            FlagRole::Control);
   p.list("--arms", arm_texts, "the GPT arms, LABEL=FLAGS (flags separated by spaces)");
@@ -211,6 +259,10 @@ int regime_study_main(const std::vector<std::string>& args) {
          FlagRole::Control);
   p.real("--vit-step-ms", vit_step_ms, 0.001, 1e7,
          "--dry-run's ms per ViT step on one thread, two runs at a time (39: the default grid's ViT cells on 2026-12-02)",
+         FlagRole::Control);
+  p.text("--cells-from", cells_from,
+         "an earlier invocation's results (its OUT/results.json, or the copy beside its report: "
+         "docs/results/regime.json): its finished cells of the same recipe are kept, not trained again",
          FlagRole::Control);
   p.toggle("--dry-run", dry_run, "print the cells and the estimated time, and stop", FlagRole::Control);
   add_report_flags(p, doc, plot_script, "the plots");
@@ -253,10 +305,34 @@ int regime_study_main(const std::vector<std::string>& args) {
   const fs::path doc_dir = fs::path(doc).has_parent_path() ? fs::path(doc).parent_path() : fs::path(".");
   const std::vector<RegimeCell> plan_cells = regime_cells(plan);
 
+  // the cells an earlier invocation finished with this recipe (--cells-from): kept
+  const auto recipe = p.values();
+  const std::vector<std::string> own = {"threads", "grid", "arms", "sizes", "seeds", "widths", "width_arms",
+                                        "vit_arms", "vit_images", "vit_steps", "llama_arms", "llama_seeds", "screen_step",
+                                        "reference", "jobs", "dim", "cells_from"};
+  const int64_t measure_first = std::min(screen_step, base.steps);
+  json earlier;
+  std::vector<int> earlier_run(plan_cells.size(), -1);
+  if (!cells_from.empty()) {
+    NL_CHECK(fs::exists(cells_from), "--cells-from: no file ", cells_from);
+    try {
+      earlier = json::parse(read_text_file(cells_from, "--cells-from"));
+    } catch (const json::exception& e) {
+      fail("--cells-from: ", cells_from, " is not valid JSON (", e.what(), ")");
+    }
+    std::vector<std::string> keys;
+    for (const std::string& k : p.recipe_keys())
+      if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
+    earlier_run = earlier_cells(earlier, cells_from, plan_cells, recipe, keys, plan.vit_steps, measure_first);
+  }
+  const size_t n_earlier = (size_t)std::count_if(earlier_run.begin(), earlier_run.end(), [](int r) { return r >= 0; });
+
   if (dry_run) {
     double total = 0;
     std::map<std::string, std::pair<int, double>> by_kind;
-    for (const RegimeCell& c : plan_cells) {
+    for (size_t i = 0; i < plan_cells.size(); ++i) {
+      const RegimeCell& c = plan_cells[i];
+      if (earlier_run[i] >= 0) continue;
       const double s = cell_seconds(c, c.model == "vit" ? plan.vit_steps : plan.steps, gpt_step_ms, vit_step_ms);
       total += s;
       const std::string key = c.model == "vit" ? "vit " + c.arm.label + " " + size_label(c.size) + " images"
@@ -268,9 +344,10 @@ int regime_study_main(const std::vector<std::string>& args) {
     for (const auto& [key, v] : by_kind)
       std::printf("  %-40s %d seed(s), %.1f min each\n", key.c_str(), v.first, v.second / v.first / 60.0);
     if (!llama_note.empty()) std::printf("%s\n", llama_note.c_str());
-    std::printf("regime study (--grid %s): %zu cells, %.0f CPU minutes at %.1f ms/step (GPT width 128) and %.1f ms/step "
+    if (!cells_from.empty()) std::printf("%zu of the cells are kept from %s\n", n_earlier, cells_from.c_str());
+    std::printf("regime study (--grid %s): %zu cells to train, %.0f CPU minutes at %.1f ms/step (GPT width 128) and %.1f ms/step "
                 "(ViT), about %.0f minutes at %d at a time on an idle machine\n",
-                grid.c_str(), plan_cells.size(), total / 60.0, gpt_step_ms, vit_step_ms, total / 60.0 / j, j);
+                grid.c_str(), plan_cells.size() - n_earlier, total / 60.0, gpt_step_ms, vit_step_ms, total / 60.0 / j, j);
     return 0;
   }
   check_doc_folder(doc);
@@ -281,14 +358,13 @@ int regime_study_main(const std::vector<std::string>& args) {
   } else {
     const auto start = StudyClock::now();
     std::vector<double> loads = {load_average()};
-    const auto recipe = p.values();
-    const std::vector<std::string> own = {"threads", "grid", "arms", "sizes", "seeds", "widths", "width_arms",
-                                          "vit_arms", "vit_images", "vit_steps", "llama_arms", "llama_seeds", "screen_step", "reference", "jobs",
-                                          "dim"};
     std::vector<GridCell> cells;
+    std::vector<size_t> plan_of;  // a grid cell's index in plan_cells
     double estimate = 0;
-    const int64_t measure_first = std::min(screen_step, base.steps);
-    for (const RegimeCell& c : plan_cells) {
+    for (size_t i = 0; i < plan_cells.size(); ++i) {
+      const RegimeCell& c = plan_cells[i];
+      if (earlier_run[i] >= 0) continue;
+      plan_of.push_back(i);
       GridCell cell;
       cell.label = c.model + " " + (c.model == "gpt" ? "w" + std::to_string(c.width) + " " : std::string()) +
                    size_label(c.size) + " " + c.arm.label + " s" + std::to_string(c.seed);
@@ -320,7 +396,7 @@ int regime_study_main(const std::vector<std::string>& args) {
       cells.push_back(cell);
     }
     const auto summarize = [&](size_t i, const CellOutcome& outcome, const nlohmann::ordered_json& config) {
-      const RegimeCell& c = plan_cells[i];
+      const RegimeCell& c = plan_cells[plan_of[i]];
       const json& res = outcome.result;
       json run = {{"model", c.model}, {"arm", c.arm.label}, {"size", c.size},         {"width", c.width},
                   {"seed", c.seed},   {"exit_code", outcome.exit_code},               {"kept", outcome.kept},
@@ -338,9 +414,19 @@ int regime_study_main(const std::vector<std::string>& args) {
       }
       return run;
     };
-    const std::vector<CellOutcome> outcomes = run_study_grid("regime study", cells, jobs, base.threads, summarize,
-                                                             " (estimate " + fmt(estimate / 60.0, "%.0f") + " CPU minutes)");
+    std::string note = " (estimate " + fmt(estimate / 60.0, "%.0f") + " CPU minutes)";
+    if (!cells_from.empty()) note += "; " + std::to_string(n_earlier) + " more kept from " + cells_from;
+    const std::vector<CellOutcome> trained = run_study_grid("regime study", cells, jobs, base.threads, summarize, note);
     if (!dist::is_lead()) return 0;  // the lead rank has every cell's summary and writes the report
+    std::vector<CellOutcome> outcomes(plan_cells.size());
+    for (size_t i = 0; i < trained.size(); ++i) outcomes[plan_of[i]] = trained[i];
+    for (size_t i = 0; i < plan_cells.size(); ++i)
+      if (earlier_run[i] >= 0) {
+        outcomes[i].kept = true;
+        outcomes[i].exit_code = 0;
+        outcomes[i].summary = earlier["runs"][earlier_run[i]];
+        outcomes[i].summary["kept"] = true;
+      }
     loads.push_back(load_average());
     results = json::object();
     put_grid_outcomes(results, outcomes);
@@ -377,6 +463,8 @@ int regime_study_main(const std::vector<std::string>& args) {
     plotted = std::system(cmd.c_str()) == 0;
   }
   write_text_file(doc, render_regime_report(results, plotted, plot_stem));
+  // the results beside the report, kept with it: a later --cells-from continues from them
+  write_text_file((doc_dir / (plot_stem + ".json")).string(), results.dump(1) + "\n");
   std::printf("wrote %s\n", doc.c_str());
   return 0;
 }

@@ -214,6 +214,40 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string other = render_regime_report(results, true, "regime_alpha0");
   CHECK_THAT(other, Contains("](regime_alpha0_loss.png)") && Contains("](regime_alpha0_screen.png)"));
   CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
+
+  // another folder (a later session: runs/ is not kept) continues from the results beside
+  // the report (--cells-from): seed 1's cells are kept, seed 3's trained
+  const std::string earlier = tmp.sub("doc") + "/regime.json";
+  REQUIRE(fs::exists(earlier));
+  auto with = [](std::string flags, const std::string& from, const std::string& to) {
+    flags.replace(flags.find(from), from.size(), to);
+    return flags;
+  };
+  TempDir later;
+  const TinyStudy next(kStudy, with(kTiny, "--seeds 1,2", "--seeds 1,3") + " --cells-from " + earlier, later,
+                       "regime.md");
+  const std::string next_md = next.run(later);
+  CHECK_THAT(next_md, Contains("8 trained by this invocation, 8 kept"));
+  CHECK_FALSE(fs::exists(next.runs + "/gpt/w16/3K/ln/s1"));
+  CHECK(fs::exists(next.runs + "/gpt/w16/3K/ln/s3/result.json"));
+  const auto merged = nlohmann::json::parse(read_bytes(later.sub("doc") + "/regime.json"));
+  REQUIRE(merged["runs"].size() == 16u);
+  for (const auto& run : merged["runs"]) CHECK(run["kept"] == (run["seed"] == 1));
+  // the kept cells are the earlier ones, unchanged
+  for (const auto& run : merged["runs"])
+    if (run["seed"] == 1)
+      CHECK(std::count_if(results["runs"].begin(), results["runs"].end(), [&](const nlohmann::json& r) {
+              return r["arm"] == run["arm"] && r["size"] == run["size"] && r["width"] == run["width"] &&
+                     r["seed"] == 1 && r["val_end"] == run["val_end"] && r["curve"] == run["curve"];
+            }) == 1);
+  // an earlier grid of another recipe measured something else: refused, naming the flag
+  const RunResult other_recipe = run_program(
+      kStudy, with(kTiny, "--steps 6", "--steps 8") + " --cells-from " + earlier + " --dry-run", later);
+  CHECK(other_recipe.code == 2);
+  CHECK_THAT(other_recipe.err, Contains("another recipe") && Contains("steps"));
+  const RunResult missing = run_program(kStudy, kTiny + " --cells-from " + later.sub("none.json") + " --dry-run", later);
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.err, Contains("--cells-from: no file"));
 }
 
 TEST_CASE("regime_study --dry-run prints the cells and the estimated time, training nothing", "[regime][cli]") {
@@ -221,7 +255,7 @@ TEST_CASE("regime_study --dry-run prints the cells and the estimated time, train
   const RunResult small = run_program(kStudy, "--dry-run --out " + tmp.sub("small"), tmp);
   INFO("stderr: " << small.err);
   REQUIRE(small.code == 0);
-  CHECK_THAT(small.out, Contains("36 cells") && Contains("about") && Contains("gpt w128 30K dyt-a2"));
+  CHECK_THAT(small.out, Contains("24 cells") && Contains("about") && Contains("gpt w128 30K dyt-a2"));
   const RunResult full = run_program(kStudy, "--grid full --dry-run --out " + tmp.sub("full"), tmp);
   REQUIRE(full.code == 0);
   // 11 arms x 5 sizes + 2 arms x 2 widths x 2 sizes, and 2 ViT arms x 3 image counts, 3 seeds
