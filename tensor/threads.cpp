@@ -83,8 +83,10 @@ void configure_runtime(char** argv) {
   // a value the user set (valgrind.sh sets Haswell: valgrind knows no AVX-512) is kept,
   // and so is ours after the re-execution, even where this OpenBLAS ignores it (a build
   // without DYNAMIC_ARCH): no second re-execution
+  // (an empty value is OpenBLAS's own detection, as if unset)
+  const char* user_core = std::getenv("OPENBLAS_CORETYPE");
   const std::string better = blas_core_for_this_cpu();
-  if (std::getenv("OPENBLAS_CORETYPE") == nullptr && !better.empty() && pre_avx_blas_core(blas_core().name)) {
+  if ((user_core == nullptr || *user_core == '\0') && !better.empty() && pre_avx_blas_core(blas_core().name)) {
     setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
     setenv(kChosenMarker, "1", 1);
     changed = true;

@@ -205,7 +205,11 @@ double cell_seconds(const RegimeCell& cell, int64_t steps, double gpt_step_ms, d
   // per token, the matrix products of L blocks of width d (12 d^2 weights each), the
   // attention maps (2 T d per block) and the head (256 d): relative to width 128
   auto flops = [](double d) { return 4.0 * (12.0 * d * d + 2.0 * 64.0 * d) + 256.0 * d; };
-  const double scale = flops((double)cell.width) / flops(128.0);
+  double scale = flops((double)cell.width) / flops(128.0);
+  // Differential Attention's two softmax maps per head: its cells of the default grid on
+  // 2026-12-02 took 609 s (median of 6) against 397-413 s for ln and dyt-a2
+  for (size_t i = 0; i + 1 < cell.arm.args.size(); ++i)
+    if (cell.arm.args[i] == "--attn" && cell.arm.args[i + 1] == "diff") scale *= kDiffAttentionCost;
   // evaluations of 10 batches of 32 every 250 steps (a forward is a third of a step),
   // and two measurements of about 4 s (studies/instruments/measurement.h)
   const double evals = (double)steps / 250.0 * 10.0 * 2.0 / 3.0;
@@ -231,7 +235,7 @@ int regime_study_main(const std::vector<std::string>& args) {
   int64_t vit_steps = 3000, screen_step = kScreenSteps;
   int jobs = 0;
   bool reuse = false, dry_run = false;
-  double gpt_step_ms = 90, vit_step_ms = 39;
+  double gpt_step_ms = 75, vit_step_ms = 42;
   std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh", cells_from;
   p.choice("--grid", grid, {"small", "full"},
            "small: ln, dyt-a2, diff on 30 KB and all, 3 seeds, the ViT arm on 1000 images (the default, 24 cells: "
@@ -255,10 +259,10 @@ int regime_study_main(const std::vector<std::string>& args) {
   p.text("--reference", reference, "the label of the arm every other arm is compared with");
   add_study_run_flags(p, jobs, reuse);
   p.real("--gpt-step-ms", gpt_step_ms, 0.001, 1e7,
-         "--dry-run's ms per step of the width-128 GPT on one thread, two runs at a time (90: the default grid's cells on 2026-12-02, docs/results/regime.md; the bare step alone is 59.4, docs/performance.md)",
+         "--dry-run's ms per step of the width-128 GPT on one thread, two runs at a time (75: the ln and dyt-a2 cells of the default grid on 2026-12-02, 397-413 s for 5000 steps with evaluations and measurements, docs/results/regime.md)",
          FlagRole::Control);
   p.real("--vit-step-ms", vit_step_ms, 0.001, 1e7,
-         "--dry-run's ms per ViT step on one thread, two runs at a time (39: the default grid's ViT cells on 2026-12-02)",
+         "--dry-run's ms per ViT step on one thread, two runs at a time (42: the default grid's ViT cells on 2026-12-02, 131-134 s for 3000 steps)",
          FlagRole::Control);
   p.text("--cells-from", cells_from,
          "an earlier invocation's results (its OUT/results.json, or the copy beside its report: "

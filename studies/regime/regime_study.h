@@ -54,9 +54,14 @@ std::vector<RegimeCell> regime_cells(const RegimePlan& plan);
 // "30K", "2.3M", "all"; images "1000", "all".
 std::string size_label(int64_t size);
 
+// A Differential Attention cell's cost over a plain one of the same width (measured:
+// 609 s against 397-413 s, the default grid of 2026-12-02).
+constexpr double kDiffAttentionCost = 1.5;
+
 // Estimated seconds of one cell on one thread: `step_ms` per step of the 4-layer width-128
 // GPT at batch 16 x 64 (or the ViT's), scaled for other widths by the matrix products'
-// arithmetic, plus its evaluations and measurements.
+// arithmetic and by kDiffAttentionCost for `--attn diff`, plus its evaluations and
+// measurements.
 double cell_seconds(const RegimeCell& cell, int64_t steps, double gpt_step_ms, double vit_step_ms);
 
 int regime_study_main(const std::vector<std::string>& args);

@@ -164,6 +164,9 @@ TEST_CASE("regime study: the grid's cells and its cost estimate", "[regime]") {
   RegimeCell wide_cell = cells[0];
   wide_cell.width = 256;
   CHECK(cell_seconds(wide_cell, 5000, 59.4, 27.2) > 3.0 * s128);
+  RegimeCell diff_cell = cells[0];
+  diff_cell.arm = parse_run_specs({"diff=--norm ln --attn diff"})[0];
+  CHECK(cell_seconds(diff_cell, 5000, 59.4, 27.2) == Approx(kDiffAttentionCost * s128));  // found by its --attn diff
 }
 
 namespace {

@@ -21,7 +21,7 @@ TEST_CASE("the products run on OpenBLAS kernels for this CPU's vector instructio
   INFO("OpenBLAS core: " << core.name << ", this CPU's: " << blas_core_for_this_cpu());
   REQUIRE_FALSE(core.name.empty());
   const char* user_choice = std::getenv("OPENBLAS_CORETYPE");
-  if (user_choice != nullptr && !core.chosen_by_normlab) {
+  if (user_choice != nullptr && *user_choice != '\0' && !core.chosen_by_normlab) {
     SUCCEED("OPENBLAS_CORETYPE=" << user_choice << " was set by the user: kept as it is");
     return;
   }
