@@ -52,25 +52,55 @@ done
 # with any test spec given, Catch2 also runs hidden tests that match it: keep them out
 args=()
 [ -n "$(spec)" ] && args+=("$(spec "~[.]")")
-log=$(mktemp)
-"$bin" "${args[@]}" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-# Catch2 v2 ends with "All tests passed (A assertions in N test cases)" or
-# "test cases: N | P passed | F failed".
-if line=$(grep -aE '^All tests passed' "$log" | tail -1) && [ -n "$line" ]; then
-  passed=$(sed -E 's/.* in ([0-9]+) test case.*/\1/' <<<"$line"); failed=0
-elif line=$(grep -aE '^test cases:' "$log" | tail -1) && [ -n "$line" ]; then
-  passed=$(sed -E 's/.*\| *([0-9]+) passed.*/\1/' <<<"$line")
-  grep -q 'passed' <<<"$line" || passed=0
-  failed=$(sed -E 's/.*\| *([0-9]+) failed.*/\1/' <<<"$line")
-  grep -q 'failed' <<<"$line" || failed=0
-elif grep -aq '^No test cases matched' "$log" && [ "$skipped" -gt 0 ]; then
-  passed=0; failed=0; rc=0  # the filter matched skipped tests only
+# The tests are dealt out to TEST_JOBS processes (default: one per core) in chunks, each
+# worker taking the next chunk when it is done, so that the long tests (a scratch build,
+# whole training runs) overlap the rest: the test binary runs one test at a time, and the
+# sanitizer builds' runs took minutes of CI's time on one core with the other idle.
+# Each chunk's output is kept and printed once all have ended, in the tests' order.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+# one exact name a line, its characters that Catch2's test specs read (, [ ] " ~ \) escaped
+"$bin" --list-test-names-only "${args[@]}" 2>/dev/null | grep . | sed -e 's/[][\\,"~]/\\&/g' >"$work/names"
+total=$(wc -l <"$work/names")
+passed=0; failed=0; rc=0
+if [ "$total" -eq 0 ]; then
+  if [ "$skipped" -eq 0 ]; then echo "no test matches '${filter}${3:+ $3}'"; failed=1; fi
 else
-  echo "test binary ended without a summary (exit code $rc): counted as one failure"
-  passed=0; failed=1
+  per_chunk=$(( (total + jobs * 16 - 1) / (jobs * 16) ))
+  split -l "$per_chunk" -d -a 4 "$work/names" "$work/chunk."
+  ls "$work"/chunk.???? | xargs -P "$jobs" -I{} sh -c '"$1" -f "$2" >"$2.log" 2>&1; echo $? >"$2.rc"' _ "$bin" {}
+  for chunk in "$work"/chunk.????; do
+    log=$chunk.log
+    c_rc=$(cat "$chunk.rc" 2>/dev/null || echo 1)
+    # Catch2 v2 ends with "All tests passed (A assertions in N test cases)" or
+    # "test cases: N | P passed | F failed".
+    if line=$(grep -aE '^All tests passed' "$log" | tail -1) && [ -n "$line" ]; then
+      p=$(sed -E 's/.* in ([0-9]+) test case.*/\1/' <<<"$line"); f=0
+      # a passing chunk prints only what is not Catch2's frame (warnings, notes)
+      grep -avE '^(=+|All tests passed.*|Filters: .*|)$' "$log" || true
+    elif line=$(grep -aE '^test cases:' "$log" | tail -1) && [ -n "$line" ]; then
+      p=$(sed -E 's/.*\| *([0-9]+) passed.*/\1/' <<<"$line")
+      grep -q 'passed' <<<"$line" || p=0
+      f=$(sed -E 's/.*\| *([0-9]+) failed.*/\1/' <<<"$line")
+      grep -q 'failed' <<<"$line" || f=0
+      cat "$log"
+    else
+      cat "$log"
+      echo "the tests of $(head -1 "$chunk")... ended without a summary (exit code $c_rc): counted as one failure"
+      p=0; f=1
+    fi
+    [ "$c_rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    [ "$c_rc" -ne 0 ] && rc=$c_rc
+    passed=$((passed + p)); failed=$((failed + f))
+  done
+  # every listed test ran once: a name -f could not match would silently shrink the run
+  if [ "$failed" -eq 0 ] && [ "$passed" -ne "$total" ]; then
+    echo "$total tests were listed but $passed ran: counted as one failure"; failed=1
+  fi
+  echo "($total test cases in $(ls "$work"/chunk.???? | wc -l) chunks over $jobs processes)"
 fi
-rm -f "$log"
 [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

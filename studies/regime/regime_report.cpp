@@ -388,6 +388,20 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   view["llama_rows"] = llama_rows;
   view["llama"] = !llama_rows.empty();
   view["llama_note"] = results.value("llama_note", "");
+  // --kept-only: the grid's cells no results file had, one line per kind with its seeds
+  std::vector<std::pair<std::string, std::string>> missing;  // kind, its seeds
+  for (const json& cell : results.value("not_run", json::array())) {
+    const std::string text = cell.get<std::string>();
+    const size_t cut = text.rfind(" s");
+    const std::string kind = text.substr(0, cut), seed = text.substr(cut + 2);
+    auto it = std::find_if(missing.begin(), missing.end(), [&](const auto& m) { return m.first == kind; });
+    if (it == missing.end()) missing.push_back({kind, seed});
+    else it->second += ", " + seed;
+  }
+  json not_run = json::array();
+  for (const auto& [kind, seeds] : missing) not_run.push_back(kind + " (seeds " + seeds + ")");
+  view["not_run"] = not_run;
+  view["not_run_count"] = results.value("not_run", json::array()).size();
   view["stuck"] = fmt(kStuckLoss, "%.1f");
 
   // the ViT arm: accuracy (higher is better): the paired comparison of the error rates

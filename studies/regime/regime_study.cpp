@@ -157,6 +157,11 @@ std::string size_label(int64_t size) {
   return std::to_string(size);
 }
 
+std::string cell_kind(const RegimeCell& c) {
+  if (c.model == "vit") return "vit " + c.arm.label + " " + size_label(c.size) + " images";
+  return "gpt w" + std::to_string(c.width) + " " + size_label(c.size) + " " + c.arm.label;
+}
+
 std::string RegimeCell::folder() const {
   if (model == "vit") return "vit/" + (size < 0 ? std::string("all") : std::to_string(size)) + "/" + arm.label + "/s" +
                              std::to_string(seed);
@@ -234,7 +239,7 @@ int regime_study_main(const std::vector<std::string>& args) {
                        llama_seeds = {1337, 1338, 1339, 1340, 1341, 1342};
   int64_t vit_steps = 3000, screen_step = kScreenSteps;
   int jobs = 0;
-  bool reuse = false, dry_run = false;
+  bool reuse = false, dry_run = false, kept_only = false;
   double gpt_step_ms = 75, vit_step_ms = 42;
   std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh", cells_from;
   p.choice("--grid", grid, {"small", "full"},
@@ -265,9 +270,14 @@ int regime_study_main(const std::vector<std::string>& args) {
          "--dry-run's ms per ViT step on one thread, two runs at a time (42: the default grid's ViT cells on 2026-12-02, 131-134 s for 3000 steps)",
          FlagRole::Control);
   p.text("--cells-from", cells_from,
-         "an earlier invocation's results (its OUT/results.json, or the copy beside its report: "
-         "docs/results/regime.json): its finished cells of the same recipe are kept, not trained again",
+         "earlier invocations' results, FILE,FILE,... (an OUT/results.json, or the copy beside its report: "
+         "docs/results/regime.json): their finished cells of the same recipe are kept, not trained again (a cell in "
+         "two files: the first)",
          FlagRole::Control);
+  p.toggle("--kept-only", kept_only,
+           "train nothing: the report of this grid from the cells --cells-from's files have, the others listed as "
+           "not run (a grid grown a block at a time, each block its own invocation)",
+           FlagRole::Control);
   p.toggle("--dry-run", dry_run, "print the cells and the estimated time, and stop", FlagRole::Control);
   add_report_flags(p, doc, plot_script, "the plots");
   RegimePlan plan;
@@ -313,22 +323,39 @@ int regime_study_main(const std::vector<std::string>& args) {
   const auto recipe = p.values();
   const std::vector<std::string> own = {"threads", "grid", "arms", "sizes", "seeds", "widths", "width_arms",
                                         "vit_arms", "vit_images", "vit_steps", "llama_arms", "llama_seeds", "screen_step",
-                                        "reference", "jobs", "dim", "cells_from"};
+                                        "reference", "jobs", "dim", "cells_from", "kept_only"};
   const int64_t measure_first = std::min(screen_step, base.steps);
-  json earlier;
-  std::vector<int> earlier_run(plan_cells.size(), -1);
-  if (!cells_from.empty()) {
-    NL_CHECK(fs::exists(cells_from), "--cells-from: no file ", cells_from);
-    try {
-      earlier = json::parse(read_text_file(cells_from, "--cells-from"));
-    } catch (const json::exception& e) {
-      fail("--cells-from: ", cells_from, " is not valid JSON (", e.what(), ")");
-    }
-    std::vector<std::string> keys;
-    for (const std::string& k : p.recipe_keys())
-      if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
-    earlier_run = earlier_cells(earlier, cells_from, plan_cells, recipe, keys, plan.vit_steps, measure_first);
+  // each planned cell's summary from the first --cells-from file that finished it (null: none)
+  std::vector<json> kept_runs(plan_cells.size());
+  std::vector<std::string> cells_from_files;
+  for (size_t a = 0, b; a < cells_from.size(); a = b + 1) {
+    b = cells_from.find(',', a);
+    if (b == std::string::npos) b = cells_from.size();
+    if (b > a) cells_from_files.push_back(cells_from.substr(a, b - a));
   }
+  NL_CHECK(!kept_only || !cells_from_files.empty(), "--kept-only: name the earlier results with --cells-from");
+  std::vector<std::string> keys;
+  for (const std::string& k : p.recipe_keys())
+    if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
+  for (const std::string& file : cells_from_files) {
+    NL_CHECK(fs::exists(file), "--cells-from: no file ", file);
+    json earlier;
+    try {
+      earlier = json::parse(read_text_file(file, "--cells-from"));
+    } catch (const json::exception& e) {
+      fail("--cells-from: ", file, " is not valid JSON (", e.what(), ")");
+    }
+    const std::vector<int> found = earlier_cells(earlier, file, plan_cells, recipe, keys, plan.vit_steps, measure_first);
+    for (size_t i = 0; i < plan_cells.size(); ++i)
+      if (kept_runs[i].is_null() && found[i] >= 0) kept_runs[i] = earlier["runs"][found[i]];
+  }
+  std::vector<int> earlier_run(plan_cells.size(), -1);
+  for (size_t i = 0; i < plan_cells.size(); ++i) earlier_run[i] = kept_runs[i].is_null() ? -1 : 0;
+  // --kept-only: the grid's cells no file has, left out of the report and listed in it
+  std::vector<std::string> not_run;
+  if (kept_only)
+    for (size_t i = 0; i < plan_cells.size(); ++i)
+      if (earlier_run[i] < 0) not_run.push_back(cell_kind(plan_cells[i]) + " s" + std::to_string(plan_cells[i].seed));
   const size_t n_earlier = (size_t)std::count_if(earlier_run.begin(), earlier_run.end(), [](int r) { return r >= 0; });
 
   if (dry_run) {
@@ -339,8 +366,7 @@ int regime_study_main(const std::vector<std::string>& args) {
       if (earlier_run[i] >= 0) continue;
       const double s = cell_seconds(c, c.model == "vit" ? plan.vit_steps : plan.steps, gpt_step_ms, vit_step_ms);
       total += s;
-      const std::string key = c.model == "vit" ? "vit " + c.arm.label + " " + size_label(c.size) + " images"
-                                                : "gpt w" + std::to_string(c.width) + " " + size_label(c.size) + " " + c.arm.label;
+      const std::string key = cell_kind(c);
       by_kind[key].first += 1;
       by_kind[key].second += s;
     }
@@ -349,6 +375,8 @@ int regime_study_main(const std::vector<std::string>& args) {
       std::printf("  %-40s %d seed(s), %.1f min each\n", key.c_str(), v.first, v.second / v.first / 60.0);
     if (!llama_note.empty()) std::printf("%s\n", llama_note.c_str());
     if (!cells_from.empty()) std::printf("%zu of the cells are kept from %s\n", n_earlier, cells_from.c_str());
+    if (kept_only) std::printf("--kept-only: none of the %zu cells above is trained; the report has the kept ones\n",
+                               plan_cells.size() - n_earlier);
     std::printf("regime study (--grid %s): %zu cells to train, %.0f CPU minutes at %.1f ms/step (GPT width 128) and %.1f ms/step "
                 "(ViT), about %.0f minutes at %d at a time on an idle machine\n",
                 grid.c_str(), plan_cells.size() - n_earlier, total / 60.0, gpt_step_ms, vit_step_ms, total / 60.0 / j, j);
@@ -367,7 +395,7 @@ int regime_study_main(const std::vector<std::string>& args) {
     double estimate = 0;
     for (size_t i = 0; i < plan_cells.size(); ++i) {
       const RegimeCell& c = plan_cells[i];
-      if (earlier_run[i] >= 0) continue;
+      if (earlier_run[i] >= 0 || kept_only) continue;
       plan_of.push_back(i);
       GridCell cell;
       cell.label = c.model + " " + (c.model == "gpt" ? "w" + std::to_string(c.width) + " " : std::string()) +
@@ -428,9 +456,12 @@ int regime_study_main(const std::vector<std::string>& args) {
       if (earlier_run[i] >= 0) {
         outcomes[i].kept = true;
         outcomes[i].exit_code = 0;
-        outcomes[i].summary = earlier["runs"][earlier_run[i]];
+        outcomes[i].summary = kept_runs[i];
         outcomes[i].summary["kept"] = true;
       }
+    if (kept_only)  // the cells not run are not outcomes: the report lists them instead
+      outcomes.erase(std::remove_if(outcomes.begin(), outcomes.end(), [](const CellOutcome& o) { return !o.kept; }),
+                     outcomes.end());
     loads.push_back(load_average());
     results = json::object();
     put_grid_outcomes(results, outcomes);
@@ -450,11 +481,13 @@ int regime_study_main(const std::vector<std::string>& args) {
     results["screen_step"] = measure_first;
     results["vit_steps"] = plan.vit_steps;
     results["llama_note"] = llama_note;
+    results["not_run"] = not_run;
     results["train_bytes_all"] = (int64_t)load_fortunes(base.data_dir).train.size();
     results["arms"] = run_specs_json(plan.arms);
     results["vit_arms"] = run_specs_json(plan.vit_arms);
     results["llama_arms"] = run_specs_json(plan.llama_arms);
     results["plot_script"] = plot_script;
+    fs::create_directories(out);  // --kept-only trained nothing into it
     write_text_file(out + "/results.json", results.dump(1) + "\n");
   }
   write_plot_csvs(out, results);

@@ -53,6 +53,8 @@ std::vector<RegimeCell> regime_cells(const RegimePlan& plan);
 
 // "30K", "2.3M", "all"; images "1000", "all".
 std::string size_label(int64_t size);
+// a cell without its seed, as --dry-run and the report's not-run list name it: "gpt w128 30K ln", "vit ln 1K images"
+std::string cell_kind(const RegimeCell& cell);
 
 // A Differential Attention cell's cost over a plain one of the same width (measured:
 // 609 s against 397-413 s, the default grid of 2026-12-02).

@@ -251,6 +251,27 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const RunResult missing = run_program(kStudy, kTiny + " --cells-from " + later.sub("none.json") + " --dry-run", later);
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Contains("--cells-from: no file"));
+
+  // two files, --kept-only: seeds 1 (first file) and 3 (second) are reported, seed 4 is
+  // in no file and is listed as not run, not trained
+  TempDir third;
+  const TinyStudy merged_study(kStudy, with(kTiny, "--seeds 1,2", "--seeds 1,3,4") + " --cells-from " + earlier + "," +
+                                           later.sub("doc") + "/regime.json --kept-only",
+                               third, "regime.md");
+  const std::string merged_md = merged_study.run(third);
+  CHECK_THAT(merged_md, Contains("0 trained by this invocation, 16 kept"));
+  CHECK_THAT(merged_md, Contains("**8 cells of this grid are not in this report**"));
+  CHECK_THAT(merged_md, Contains("- gpt w16 3K dyt-a2 (seeds 4)") && Contains("- gpt w8 all ln (seeds 4)"));
+  CHECK_FALSE(fs::exists(merged_study.runs + "/gpt"));
+  const auto from_two = nlohmann::json::parse(read_bytes(third.sub("doc") + "/regime.json"));
+  REQUIRE(from_two["runs"].size() == 16u);
+  for (const auto& run : from_two["runs"]) CHECK((run["seed"] == 1 || run["seed"] == 3));
+  CHECK(from_two["not_run"].size() == 8u);
+  // a report with every cell has no such list
+  CHECK(md.find("not in this report") == std::string::npos);
+  const RunResult alone = run_program(kStudy, kTiny + " --kept-only --dry-run", later);
+  CHECK(alone.code == 2);
+  CHECK_THAT(alone.err, Contains("--kept-only") && Contains("--cells-from"));
 }
 
 TEST_CASE("regime_study --dry-run prints the cells and the estimated time, training nothing", "[regime][cli]") {
