@@ -59,7 +59,8 @@ args=()
 # Each chunk's output is kept and printed once all have ended, in the tests' order.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+# (the cores online: nproc answers OMP_NUM_THREADS where it is set, as make test-tsan does)
+jobs=${TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 # one exact name a line, its characters that Catch2's test specs read (, [ ] " ~ \) escaped
 "$bin" --list-test-names-only "${args[@]}" 2>/dev/null | grep . | sed -e 's/[][\\,"~]/\\&/g' >"$work/names"

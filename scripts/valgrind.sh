@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make valgrind: one short train_gpt run (4 steps, a periodic checkpoint, activation
 # statistics, the sample) and its resume under valgrind memcheck; any memory error or
-# definite leak fails it. The debug build is used: -O0 code without -march=native, since
-# valgrind 3.19 does not decode AVX-512. For the same reason OpenBLAS is told to use
-# its Haswell (AVX2) kernels, and OMP_WAIT_POLICY is set so the program does not
-# re-execute itself (tensor/threads.h), which would leave valgrind behind.
+# definite leak fails it. Its own build is used (SANITIZE=memcheck, build/memcheck): -O0
+# with line tables, without -march=native, since valgrind 3.19 does not decode AVX-512.
+# For the same reason OpenBLAS is told to use its Haswell (AVX2) kernels, and
+# OMP_WAIT_POLICY is set so the program does not re-execute itself (tensor/threads.h),
+# which would leave valgrind behind.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 if ! command -v valgrind >/dev/null; then
@@ -12,12 +13,12 @@ if ! command -v valgrind >/dev/null; then
   if [ "$(id -u)" -ne 0 ]; then echo "make valgrind needs valgrind. Run as root:  $cmd"; exit 1; fi
   DEBIAN_FRONTEND=noninteractive $cmd -qq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive $cmd -qq; } || exit 1
 fi
-nice -n 10 make --no-print-directory -j"$(nproc)" DEBUG=1 build/debug/train_gpt >build/valgrind-build.log 2>&1 ||
-  { tail -30 build/valgrind-build.log; echo "debug build failed"; exit 1; }
+nice -n 10 make --no-print-directory -j"$(nproc)" SANITIZE=memcheck build/memcheck/train_gpt >build/valgrind-build.log 2>&1 ||
+  { tail -30 build/valgrind-build.log; echo "memcheck build failed (build/valgrind-build.log)"; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export OMP_WAIT_POLICY=passive OPENBLAS_CORETYPE=Haswell OMP_NUM_THREADS=1
-run="build/debug/train_gpt --layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --eval-every 2 --eval-batches 1
+run="build/memcheck/train_gpt --layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --eval-every 2 --eval-batches 1
      --act-stats-every 2 --checkpoint-every 2 --keep-checkpoints 2 --threads 1 --quiet --out $out"
 status=0
 for extra in "--stop-after 2" "--resume"; do

@@ -338,13 +338,7 @@ int regime_study_main(const std::vector<std::string>& args) {
   for (const std::string& k : p.recipe_keys())
     if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
   for (const std::string& file : cells_from_files) {
-    NL_CHECK(fs::exists(file), "--cells-from: no file ", file);
-    json earlier;
-    try {
-      earlier = json::parse(read_text_file(file, "--cells-from"));
-    } catch (const json::exception& e) {
-      fail("--cells-from: ", file, " is not valid JSON (", e.what(), ")");
-    }
+    const json earlier = read_results_file(file, "--cells-from");
     const std::vector<int> found = earlier_cells(earlier, file, plan_cells, recipe, keys, plan.vit_steps, measure_first);
     for (size_t i = 0; i < plan_cells.size(); ++i)
       if (kept_runs[i].is_null() && found[i] >= 0) kept_runs[i] = earlier["runs"][found[i]];

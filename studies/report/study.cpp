@@ -107,14 +107,17 @@ void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script,
   p.text("--plot-script", plot_script, "gnuplot script for " + plots + " (empty: none)", FlagRole::Control);
 }
 
-nlohmann::json read_study_results(const std::string& out) {
-  const std::string path = out + "/results.json";
-  NL_CHECK(std::filesystem::exists(path), "--reuse: no ", path, " (run the study first, without --reuse)");
+nlohmann::json read_results_file(const std::string& path, const std::string& flag, const std::string& missing_hint) {
+  NL_CHECK(std::filesystem::exists(path), flag, ": no file ", path, missing_hint);
   try {
-    return nlohmann::json::parse(read_text_file(path, "--reuse"));
+    return nlohmann::json::parse(read_text_file(path, flag));
   } catch (const nlohmann::json::exception& e) {
-    fail("--reuse: ", path, " is not valid JSON (", e.what(), ")");
+    fail(flag, ": ", path, " is not valid JSON (", e.what(), ")");
   }
+}
+
+nlohmann::json read_study_results(const std::string& out) {
+  return read_results_file(out + "/results.json", "--reuse", " (run the study first, without --reuse)");
 }
 
 std::string study_command(const std::string& program, const std::vector<std::string>& args) {

@@ -75,6 +75,9 @@ void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script,
 
 // OUT/results.json for --reuse (throws, naming the file, when it is missing or not JSON).
 nlohmann::json read_study_results(const std::string& out);
+// A results file named by `flag` (--reuse, --cells-from): missing or not JSON is an error
+// naming the flag and the file (missing_hint is appended to the first).
+nlohmann::json read_results_file(const std::string& path, const std::string& flag, const std::string& missing_hint = "");
 
 // The command line a study's report quotes: `program` and its arguments but --reuse.
 std::string study_command(const std::string& program, const std::vector<std::string>& args);
