@@ -264,7 +264,9 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
           // the paper's number beside the measured one, at the two ends of the data axis
           const PaperArm* pa = paper_arm(g.arm);
           if (pa && w == base_width && (size == smallest || size == largest)) {
-            const bool scarce = size == smallest;
+            // the smallest subset is the data-scarce end, unless it is all the data (a grid
+            // of the full set alone: its one size is the data-rich end)
+            const bool scarce = size == smallest && !(smallest == largest && size < 0);
             const double paper = scarce ? pa->scarce : pa->rich;
             // lower at the end but higher at LN's best step: LN over-fitted, the arm is not better
             const std::string caveat = ce.verdict == Paired::Helps && cb.verdict == Paired::Hurts

@@ -216,6 +216,15 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   // a report named otherwise links plots of its own name, so two reports in one folder keep theirs
   const std::string other = render_regime_report(results, true, "regime_alpha0");
   CHECK_THAT(other, Contains("](regime_alpha0_loss.png)") && Contains("](regime_alpha0_screen.png)"));
+  // a grid of all the data alone: its one size is the paper's data-rich end, not the
+  // data-scarce one (docs/results/regime_alpha0_all.md was labelled scarce before)
+  nlohmann::json all_only = results;
+  all_only["runs"] = nlohmann::json::array();
+  for (const auto& run : results["runs"])
+    if (run["size"] == -1) all_only["runs"].push_back(run);
+  const std::string all_md = render_regime_report(all_only, false);
+  CHECK_THAT(all_md, Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
+  CHECK(all_md.find("| dyt-a2 | data-scarce") == std::string::npos);
   CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
 
   // another folder (a later session: runs/ is not kept) continues from the results beside
