@@ -327,12 +327,7 @@ int regime_study_main(const std::vector<std::string>& args) {
   const int64_t measure_first = std::min(screen_step, base.steps);
   // each planned cell's summary from the first --cells-from file that finished it (null: none)
   std::vector<json> kept_runs(plan_cells.size());
-  std::vector<std::string> cells_from_files;
-  for (size_t a = 0, b; a < cells_from.size(); a = b + 1) {
-    b = cells_from.find(',', a);
-    if (b == std::string::npos) b = cells_from.size();
-    if (b > a) cells_from_files.push_back(cells_from.substr(a, b - a));
-  }
+  const std::vector<std::string> cells_from_files = split_list(cells_from);
   NL_CHECK(!kept_only || !cells_from_files.empty(), "--kept-only: name the earlier results with --cells-from");
   std::vector<std::string> keys;
   for (const std::string& k : p.recipe_keys())
@@ -343,21 +338,20 @@ int regime_study_main(const std::vector<std::string>& args) {
     for (size_t i = 0; i < plan_cells.size(); ++i)
       if (kept_runs[i].is_null() && found[i] >= 0) kept_runs[i] = earlier["runs"][found[i]];
   }
-  std::vector<int> earlier_run(plan_cells.size(), -1);
-  for (size_t i = 0; i < plan_cells.size(); ++i) earlier_run[i] = kept_runs[i].is_null() ? -1 : 0;
+  const auto kept = [&](size_t i) { return !kept_runs[i].is_null(); };
   // --kept-only: the grid's cells no file has, left out of the report and listed in it
   std::vector<std::string> not_run;
   if (kept_only)
     for (size_t i = 0; i < plan_cells.size(); ++i)
-      if (earlier_run[i] < 0) not_run.push_back(cell_kind(plan_cells[i]) + " s" + std::to_string(plan_cells[i].seed));
-  const size_t n_earlier = (size_t)std::count_if(earlier_run.begin(), earlier_run.end(), [](int r) { return r >= 0; });
+      if (!kept(i)) not_run.push_back(cell_kind(plan_cells[i]) + " s" + std::to_string(plan_cells[i].seed));
+  const size_t n_earlier = plan_cells.size() - (size_t)std::count(kept_runs.begin(), kept_runs.end(), json());
 
   if (dry_run) {
     double total = 0;
     std::map<std::string, std::pair<int, double>> by_kind;
     for (size_t i = 0; i < plan_cells.size(); ++i) {
       const RegimeCell& c = plan_cells[i];
-      if (earlier_run[i] >= 0) continue;
+      if (kept(i)) continue;
       const double s = cell_seconds(c, c.model == "vit" ? plan.vit_steps : plan.steps, gpt_step_ms, vit_step_ms);
       total += s;
       const std::string key = cell_kind(c);
@@ -389,7 +383,7 @@ int regime_study_main(const std::vector<std::string>& args) {
     double estimate = 0;
     for (size_t i = 0; i < plan_cells.size(); ++i) {
       const RegimeCell& c = plan_cells[i];
-      if (earlier_run[i] >= 0 || kept_only) continue;
+      if (kept(i) || kept_only) continue;
       plan_of.push_back(i);
       GridCell cell;
       cell.label = c.model + " " + (c.model == "gpt" ? "w" + std::to_string(c.width) + " " : std::string()) +
@@ -447,7 +441,7 @@ int regime_study_main(const std::vector<std::string>& args) {
     std::vector<CellOutcome> outcomes(plan_cells.size());
     for (size_t i = 0; i < trained.size(); ++i) outcomes[plan_of[i]] = trained[i];
     for (size_t i = 0; i < plan_cells.size(); ++i)
-      if (earlier_run[i] >= 0) {
+      if (kept(i)) {
         outcomes[i].kept = true;
         outcomes[i].exit_code = 0;
         outcomes[i].summary = kept_runs[i];
