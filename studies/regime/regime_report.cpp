@@ -393,9 +393,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   // --kept-only: the grid's cells no results file had, one line per kind with its seeds
   std::vector<std::pair<std::string, std::string>> missing;  // kind, its seeds
   for (const json& cell : results.value("not_run", json::array())) {
-    const std::string text = cell.get<std::string>();
-    const size_t cut = text.rfind(" s");
-    const std::string kind = text.substr(0, cut), seed = text.substr(cut + 2);
+    const std::string kind = cell.value("cell", ""), seed = std::to_string(cell.value("seed", (int64_t)0));
     auto it = std::find_if(missing.begin(), missing.end(), [&](const auto& m) { return m.first == kind; });
     if (it == missing.end()) missing.push_back({kind, seed});
     else it->second += ", " + seed;

@@ -340,10 +340,10 @@ int regime_study_main(const std::vector<std::string>& args) {
   }
   const auto kept = [&](size_t i) { return !kept_runs[i].is_null(); };
   // --kept-only: the grid's cells no file has, left out of the report and listed in it
-  std::vector<std::string> not_run;
+  json not_run = json::array();
   if (kept_only)
     for (size_t i = 0; i < plan_cells.size(); ++i)
-      if (!kept(i)) not_run.push_back(cell_kind(plan_cells[i]) + " s" + std::to_string(plan_cells[i].seed));
+      if (!kept(i)) not_run.push_back({{"cell", cell_kind(plan_cells[i])}, {"seed", plan_cells[i].seed}});
   const size_t n_earlier = plan_cells.size() - (size_t)std::count(kept_runs.begin(), kept_runs.end(), json());
 
   if (dry_run) {
