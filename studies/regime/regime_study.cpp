@@ -208,9 +208,11 @@ double cell_seconds(const RegimeCell& cell, int64_t steps, double gpt_step_ms, d
     return ((double)steps + evals) * vit_step_ms / 1000.0;
   }
   // per token, the matrix products of L blocks of width d (12 d^2 weights each), the
-  // attention maps (2 T d per block) and the head (256 d): relative to width 128
+  // attention maps (2 T d per block) and the head (256 d): relative to width 128; the
+  // rest of a step grows as d (kMatmulShare)
   auto flops = [](double d) { return 4.0 * (12.0 * d * d + 2.0 * 64.0 * d) + 256.0 * d; };
-  double scale = flops((double)cell.width) / flops(128.0);
+  const double d = (double)cell.width;
+  double scale = kMatmulShare * flops(d) / flops(128.0) + (1.0 - kMatmulShare) * d / 128.0;
   // Differential Attention's two softmax maps per head: its cells of the default grid on
   // 2026-12-02 took 609 s (median of 6) against 397-413 s for ln and dyt-a2
   for (size_t i = 0; i + 1 < cell.arm.args.size(); ++i)

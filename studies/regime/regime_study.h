@@ -60,10 +60,18 @@ std::string cell_kind(const RegimeCell& cell);
 // 609 s against 397-413 s, the default grid of 2026-12-02).
 constexpr double kDiffAttentionCost = 1.5;
 
+// The share of a width-128 step spent in work that grows as the matrix products'
+// arithmetic (about d^2); the rest (norms, activations, softmax, optimizer, per-op
+// overhead) grows about as d. Fitted to steps measured on 2026-12-02: 200 steps of
+// `train_gpt --threads 1`, two widths at a time, took 5.9 s (width 64) against 14.5 s
+// (128), and 43.2 s (256) against 15.8 s (128): ratios 0.41 and 2.74, which this share
+// gives as 0.42 and 2.72; the width-64 grid's cells took 171-173 s against 397-417 s.
+// Arithmetic alone (a share of 1) priced width 64 at 0.29 and width 256 at 3.92.
+constexpr double kMatmulShare = 0.38;
+
 // Estimated seconds of one cell on one thread: `step_ms` per step of the 4-layer width-128
-// GPT at batch 16 x 64 (or the ViT's), scaled for other widths by the matrix products'
-// arithmetic and by kDiffAttentionCost for `--attn diff`, plus its evaluations and
-// measurements.
+// GPT at batch 16 x 64 (or the ViT's), scaled for other widths by kMatmulShare and by
+// kDiffAttentionCost for `--attn diff`, plus its evaluations and measurements.
 double cell_seconds(const RegimeCell& cell, int64_t steps, double gpt_step_ms, double vit_step_ms);
 
 int regime_study_main(const std::vector<std::string>& args);
