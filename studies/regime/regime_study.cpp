@@ -307,6 +307,12 @@ int regime_study_main(const std::vector<std::string>& args) {
                    " arms x 2 subsets x 6 seeds) were left out: this build's train_gpt has no --block llama.";
     }
     plan.llama_seeds = llama_seeds;
+    // a label names one arm: its cells' folders, its rows in the report, its entry in the
+    // results file that --cells-from matches
+    for (const RunSpec& l : plan.llama_arms)
+      for (const RunSpec& a : plan.arms)
+        NL_CHECK(l.label != a.label, "--llama-arms: the label '", l.label,
+                 "' is also one of --arms; give the Llama arm another label");
     for (int64_t n : plan.vit_images) NL_CHECK(n != 0, "--vit-images: 0 only alone (no ViT arm)");
     for (int64_t s : plan.sizes) NL_CHECK(s != 0, "--sizes: 0 bytes cannot be trained on");
     plan.steps = base.steps;

@@ -327,6 +327,7 @@ TEST_CASE("regime_study: bad input is refused before any run, naming the problem
            {"--sizes 5", "--train-bytes"},
            {"--vit-images 0,1000", "--vit-images"},
            {"--arms 'ln=--norm ln,b=--bogus 1'", "unknown flag '--bogus'"},
+           {"--llama-arms 'ln=--block llama --norm rms'", "the label 'ln' is also one of --arms"},
            {"--doc /nonexistent/dir/regime.md", "--doc"}}, tmp);
 }
 
