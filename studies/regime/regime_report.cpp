@@ -156,10 +156,10 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
     view[key] = results[key];
   view["grid_replaced"] = results.value("grid_replaced", false);
   view["minutes"] = fmt(number(results["seconds"]) / 60.0, "%.1f");
-  double kept_seconds = 0;  // what the kept runs took when they were trained
+  double kept_seconds = 0;  // the kept runs' own wall times, when they were trained
   for (const json& run : results["runs"])
     if (run.value("kept", false)) kept_seconds += number(run["seconds"]);
-  view["kept_cpu_minutes"] = fmt(kept_seconds / 60.0, "%.1f");
+  view["kept_run_minutes"] = fmt(kept_seconds / 60.0, "%.1f");
   view["runs"] = results["runs"].size();
   view["load_min"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).min, "%.1f");
   view["load_max"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).max, "%.1f");

@@ -62,8 +62,10 @@ constexpr double kDiffAttentionCost = 1.5;
 
 // The share of a width-128 step spent in work that grows as the matrix products'
 // arithmetic (about d^2); the rest (norms, activations, softmax, optimizer, per-op
-// overhead) grows about as d. Fitted to steps measured on 2026-12-02: 200 steps of
-// `train_gpt --threads 1`, two widths at a time, took 5.9 s (width 64) against 14.5 s
+// overhead) grows about as d. Fitted to steps measured on 2026-12-02, two widths at a time
+// (`train_gpt --dim D --steps 200 --warmup 10 --eval-every 1000 --eval-batches 1
+// --threads 1 --threads-adapt off --act-stats-every 0 --batch 16 --seq 64` under
+// /usr/bin/time, D = 128 beside 256, then 64 beside 128): 5.9 s (width 64) against 14.5 s
 // (128), and 43.2 s (256) against 15.8 s (128): ratios 0.41 and 2.74, which this share
 // gives as 0.42 and 2.72; the width-64 grid's cells took 171-173 s against 397-417 s.
 // Arithmetic alone (a share of 1) priced width 64 at 0.29 and width 256 at 3.92.
