@@ -147,4 +147,18 @@ std::string regime_row_status(const std::vector<bool>& failed, const std::vector
   return out.empty() ? "ok" : out;
 }
 
+bool collapsed(bool failed, double train_end, const Curve& val_curve) {
+  if (failed) return true;
+  if (!std::isnan(train_end)) return !(train_end <= kStuckLoss);
+  return !(overfit_of(val_curve).min_value <= kStuckLoss);  // NaN (no point) counts as collapsed
+}
+
+double tail_mean(const std::vector<double>& values, size_t n) {
+  const size_t k = std::min(n, values.size());
+  if (k == 0) return NAN;
+  double sum = 0;
+  for (size_t i = values.size() - k; i < values.size(); ++i) sum += values[i];
+  return sum / (double)k;
+}
+
 }  // namespace nl

@@ -39,6 +39,19 @@ Overfit overfit_of(const Curve& curve, double margin = kOverfitMargin);
 // none. A run that learnt and then over-fitted past the unigram loss is over-fit, not stuck.
 std::string regime_row_status(const std::vector<bool>& failed, const std::vector<Curve>& curves);
 
+// The paper's Llama collapse ("fails to converge") judged on training loss, so that the
+// data-scarce regime's over-fitting (validation loss rising far above the unigram level
+// while the training loss keeps falling) is not counted: a run collapsed when it failed,
+// or its training loss at the end (`train_end`, the mean of its last logged steps) is above
+// kStuckLoss. Without a training loss (NaN: a summary from before it was recorded) the
+// validation curve decides: collapsed when its best value stayed above kStuckLoss.
+bool collapsed(bool failed, double train_end, const Curve& val_curve);
+
+// The mean of the last `n` values (all of them when fewer); NaN for none. A run's
+// training loss at the end is this over its last logged steps: one batch's loss is noisy.
+double tail_mean(const std::vector<double>& values, size_t n);
+constexpr size_t kTrainEndSteps = 50;
+
 // The curve's value at `step`: the point at that step, else the last one before it;
 // NaN when the curve has none at or before it.
 double value_at(const Curve& curve, int64_t step);

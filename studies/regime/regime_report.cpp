@@ -369,23 +369,28 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
                                                        row["here"].get<std::string>() +
                                                        row["caveat"].get<std::string>());
 
-  // the Llama collapse arms: a run collapsed when it failed or ended stuck near the
-  // unigram loss (validation loss above kStuckLoss)
+  // the Llama collapse arms: a run collapsed when it failed or its training loss ended
+  // above kStuckLoss (regime_analysis.h: collapsed; over-fitting is not collapse)
   json llama_rows = json::array();
   for (const Group& g : groups) {
     if (!g.llama) continue;
-    auto collapsed = [](const Run& r) { return r.failed || !(r.val_end <= kStuckLoss); };
-    std::vector<double> sat_c, sat_ok, val_ok;
+    auto run_collapsed = [](const Run& r) {
+      return collapsed(r.failed, r.j.contains("train_end") && r.j["train_end"].is_number() ? r.j["train_end"].get<double>() : NAN,
+                       r.curve);
+    };
+    std::vector<double> sat_c, sat_ok, val_ok, train_end;
     int n_c = 0;
     for (const Run& r : g.runs) {
       const double s = number(r.j["sat_screen"]);
-      if (collapsed(r)) ++n_c, sat_c.push_back(s);
+      train_end.push_back(number(r.j.value("train_end", json())));
+      if (run_collapsed(r)) ++n_c, sat_c.push_back(s);
       else sat_ok.push_back(s), val_ok.push_back(r.val_end);
     }
     llama_rows.push_back({{"size", size_label(g.size)},
                           {"arm", g.arm},
                           {"collapsed", std::to_string(n_c) + " of " + std::to_string(g.runs.size())},
                           {"val_ok", range_text(val_ok, "%.4f")},
+                          {"train_end", range_text(train_end, "%.3f")},
                           {"sat_collapsed", range_text(sat_c, "%.3f")},
                           {"sat_ok", range_text(sat_ok, "%.3f")}});
     summary.push_back("Llama collapse, " + g.arm + " on " + size_label(g.size) + ": " + std::to_string(n_c) + " of " +
@@ -407,6 +412,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   view["not_run"] = not_run;
   view["not_run_count"] = results.value("not_run", json::array()).size();
   view["stuck"] = fmt(kStuckLoss, "%.1f");
+  view["train_end_steps"] = std::to_string(kTrainEndSteps);
 
   // the ViT arm: accuracy (higher is better): the paired comparison of the error rates
   json vit_rows = json::array();

@@ -81,6 +81,11 @@ json points(const std::string& log, int column) {
 // instruments' summaries at step 500 and at the end (measurements.json).
 json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, json& run) {
   run["curve"] = points(dir + "/log.csv", 2);
+  // the training loss at the end, for the Llama collapse criterion (regime_analysis.h: collapsed)
+  std::vector<double> train;
+  for (const json& p : points(dir + "/log.csv", 1)) train.push_back(p[1].get<double>());
+  const double train_end = tail_mean(train, kTrainEndSteps);
+  run["train_end"] = std::isnan(train_end) ? json() : json(train_end);
   const std::string path = dir + "/measurements.json";
   json m = fs::exists(path) ? json::parse(read_text_file(path, "measurements"), nullptr, false) : json();
   auto summary_at = [&](int64_t step) -> json {

@@ -213,6 +213,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
     CHECK(run["curve"].size() == 3u);  // evaluations at steps 2, 4, 6
     if (run["arm"] != "ln") CHECK(run["sat_screen"].is_number());
     CHECK(run["erank_end"].is_number());
+    CHECK(run["train_end"].is_number());  // the Llama collapse criterion's training loss
   }
   CHECK(fs::exists(runs + "/regime_loss.csv"));
 
@@ -234,6 +235,26 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK_THAT(all_md, Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
   CHECK(all_md.find("| dyt-a2 | data-scarce") == std::string::npos);
   CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
+  // the Llama section counts collapse on training loss: three seeds of a Llama arm made
+  // from this grid's over-fitting 3K runs, one of them given a training loss thrown back
+  // above the unigram level
+  nlohmann::json with_llama = results;
+  with_llama["llama_arms"] = nlohmann::json::array({{{"label", "llama-x"}, {"flags", "--block llama --norm dyt"}}});
+  const double train_ends[] = {1.25, 3.75, 1.5};
+  int made = 0;
+  for (const auto& run : results["runs"])
+    if (run["arm"] == "dyt-a2" && run["size"] != -1 && run["width"] == 16 && made < 3) {
+      nlohmann::json llama_run = run;
+      llama_run["arm"] = "llama-x";
+      llama_run["llama"] = true;
+      llama_run["seed"] = 10 + made;
+      llama_run["train_end"] = train_ends[made++];
+      with_llama["runs"].push_back(llama_run);
+    }
+  REQUIRE(made == 2);  // seeds 1 and 2 of the tiny grid
+  const std::string llama_md = render_regime_report(with_llama, false);
+  CHECK_THAT(llama_md, Contains("| 3K | llama-x | 1 of 2 | 2.500 (1.250-3.750) |"));
+  CHECK_THAT(llama_md, Contains("llama-x on 3K: 1 of 2 seeds collapsed"));
 
   // another folder (a later session: runs/ is not kept) continues from the results beside
   // the report (--cells-from): seed 1's cells are kept, seed 3's trained
@@ -340,4 +361,23 @@ TEST_CASE("regime: a row's status tells over-fitting from never learning", "[reg
   CHECK(regime_row_status({false, false, false}, {stuck, learnt, overfit}) == "1 stuck near unigram, 1 over-fit");
   CHECK(regime_row_status({true, false}, {Curve{}, learnt}) == "1 failed");
   CHECK(regime_row_status({false}, {Curve{}}) == "1 stuck near unigram");  // a run with no evaluation learnt nothing shown
+}
+
+TEST_CASE("regime: Llama collapse is judged on training loss, so over-fitting is not collapse", "[regime]") {
+  const Curve overfit = {{250, 2.6}, {1000, 2.35}, {5000, 4.85}};  // validation ends far above 3.3
+  const Curve stuck = {{250, 3.40}, {1000, 3.36}, {5000, 3.37}};
+  // an over-fitting run whose training loss kept falling converged
+  CHECK_FALSE(collapsed(false, 1.05, overfit));
+  // a run thrown back to byte frequencies late: its training loss ended high although it had learnt
+  CHECK(collapsed(false, 3.45, {{250, 2.6}, {5000, 3.5}}));
+  CHECK(collapsed(true, 1.0, overfit));  // a non-finite loss is a collapse whatever it reached before
+  CHECK_FALSE(collapsed(false, 3.2, stuck));  // the threshold itself is not above it
+  // no training loss recorded (an older summary): the validation curve's best value decides
+  CHECK_FALSE(collapsed(false, NAN, overfit));
+  CHECK(collapsed(false, NAN, stuck));
+  CHECK(collapsed(false, NAN, Curve{}));
+  // the training loss at the end: the mean of the last n logged values
+  CHECK(tail_mean({5, 4, 1, 2, 3}, 3) == 2.0);
+  CHECK(tail_mean({2, 4}, 50) == 3.0);
+  CHECK(std::isnan(tail_mean({}, 50)));
 }
