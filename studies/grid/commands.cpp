@@ -1,5 +1,7 @@
 #include "studies/grid/commands.h"
 
+#include <algorithm>
+
 #include "tensor/error.h"
 #include "train/safety/limits.h"
 #include "train/flags/gpt_flags.h"
@@ -54,6 +56,18 @@ nlohmann::ordered_json check_command(const std::string& program, const std::vect
   else fail("grid: no flags known for the program '", program, "'");
   p.parse(args);
   return p.values();
+}
+
+std::vector<std::string> implied_keys(const std::string& program, const std::vector<std::string>& args) {
+  const nlohmann::ordered_json plain = check_command(program, {}), with = check_command(program, args);
+  std::vector<std::string> named;
+  for (const std::string& a : args)
+    if (a.rfind("--", 0) == 0) named.push_back(flag_key(a));
+  std::vector<std::string> implied;
+  for (const auto& [key, value] : with.items())
+    if (plain.contains(key) && plain[key] != value && std::find(named.begin(), named.end(), key) == named.end())
+      implied.push_back(key);
+  return implied;
 }
 
 }  // namespace nl

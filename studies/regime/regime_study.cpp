@@ -14,6 +14,7 @@
 #include "nn/norms/registry.h"
 #include "studies/grid/grid.h"
 #include "studies/instruments/screening.h"
+#include "studies/grid/commands.h"
 #include "studies/regime/regime_analysis.h"
 #include "studies/regime/regime_report.h"
 #include "studies/report/study.h"
@@ -408,6 +409,10 @@ int regime_study_main(const std::vector<std::string>& args) {
         std::vector<std::string> skip = own;
         for (const std::string& a : c.arm.args)
           if (a.rfind("--", 0) == 0) skip.push_back(flag_key(a));
+        // what the arm's flags imply (--block llama: SwiGLU, no biases, an untied head)
+        // stays implied, unless this command line named it
+        for (const std::string& k : implied_keys("train_gpt", c.arm.args))
+          if (!p.given(flag_of_key(k))) skip.push_back(k);
         cell.args = flags_from_values(recipe, skip);
         cell.args.insert(cell.args.end(), c.arm.args.begin(), c.arm.args.end());
         std::string measure = std::to_string(measure_first);

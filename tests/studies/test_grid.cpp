@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "studies/grid/commands.h"
 #include "studies/grid/grid.h"
 #include "studies/report/study.h"
 
@@ -28,4 +29,16 @@ TEST_CASE("study_command: the report's command line pastes back into a shell", "
         "build/release/regime_study --arms 'ln=--norm ln,dyt=--norm dyt' --jobs 2");
   CHECK(nl::study_command("p", {"--doc", "it's.md"}) == "p --doc 'it'\\''s.md'");
   CHECK(nl::study_command("p", {"--out", "runs/x"}) == "p --out runs/x");
+}
+
+TEST_CASE("implied_keys: the flags an arm sets through another flag's implication", "[grid]") {
+  using V = std::vector<std::string>;
+  // --block llama implies SwiGLU, no biases and an untied head
+  CHECK(nl::implied_keys("train_gpt", {"--block", "llama", "--norm", "rms"}) == V{"mlp", "bias", "tied_head"});
+  // a flag the arm names itself is its own, not implied
+  CHECK(nl::implied_keys("train_gpt", {"--block", "llama", "--mlp", "gelu"}) == V{"bias", "tied_head"});
+  // a flag that implies nothing
+  CHECK(nl::implied_keys("train_gpt", {"--block", "peri", "--norm", "dyt", "--dyt-alpha0", "2"}).empty());
+  CHECK(nl::implied_keys("train_gpt", {}).empty());
+  CHECK_THROWS_WITH(nl::implied_keys("train_gpt", {"--block", "nope"}), Catch::Contains("--block"));
 }

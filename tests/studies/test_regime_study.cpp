@@ -381,3 +381,28 @@ TEST_CASE("regime: Llama collapse is judged on training loss, so over-fitting is
   CHECK(tail_mean({2, 4}, 50) == 3.0);
   CHECK(std::isnan(tail_mean({}, 50)));
 }
+
+TEST_CASE("regime_study: a Llama arm trains the Llama block its flags imply, not the recipe's GPT-2 defaults",
+          "[regime][cli][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_fortunes());
+  TempDir tmp;
+  const TinyStudy study(kStudy,
+                        "--arms 'ln=--norm ln' --llama-arms 'llama-rms=--block llama --norm rms,llama-gelu=--block "
+                        "llama --norm rms --mlp gelu' --llama-seeds 1 --sizes 3000 --seeds 1 --dim 16 --heads 2 --seq 8 "
+                        "--batch 2 --steps 2 --warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --vit-images 0 "
+                        "--jobs 2",
+                        tmp, "regime.md");
+  study.run(tmp);
+  const auto config = [&](const std::string& arm) {
+    return nlohmann::json::parse(read_bytes(study.runs + "/gpt/w16/3K/" + arm + "/s1/config.json"));
+  };
+  const auto swiglu = config("llama-rms"), gelu = config("llama-gelu"), ln = config("ln");
+  CHECK(swiglu["block"] == "llama");
+  CHECK(swiglu["mlp"] == "swiglu");
+  CHECK(swiglu["bias"] == "off");
+  CHECK(swiglu["tied_head"] == "off");
+  CHECK(gelu["mlp"] == "gelu");  // the arm's own --mlp wins over the block's implication
+  CHECK(gelu["bias"] == "off");
+  CHECK(ln["mlp"] == "gelu");  // the GPT-2 arm keeps the recipe's values
+  CHECK(ln["bias"] == "on");
+}
