@@ -161,4 +161,23 @@ double tail_mean(const std::vector<double>& values, size_t n) {
   return sum / (double)k;
 }
 
+std::vector<LlamaVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu) {
+  auto of = [](CollapseCount c) { return std::to_string(c.collapsed) + " of " + std::to_string(c.runs); };
+  std::vector<LlamaVerdict> out;
+  if (swiglu.runs == 0) return out;
+  out.push_back({swiglu.collapsed > 0 ? Verdict::Reproduced : Verdict::NotReproduced,
+                 "Llama + DyT (SwiGLU) collapses in some seeds, " + size + ": " + of(swiglu) +
+                     " seeds collapsed (paper: 1 of 3)"});
+  if (gelu.runs == 0) return out;
+  const std::string counts = "GELU " + of(gelu) + " collapsed against SwiGLU's " + of(swiglu);
+  if (swiglu.collapsed == 0)
+    out.push_back({Verdict::Untestable, "A GELU MLP rescuing Llama + DyT, " + size + ": SwiGLU + DyT never collapsed, "
+                                        "so there was nothing to rescue (" + counts + ")"});
+  else
+    out.push_back({gelu.collapsed < swiglu.collapsed ? Verdict::Reproduced : Verdict::NotReproduced,
+                   "A GELU MLP in place of SwiGLU rescues Llama + DyT, " + size + ": " + counts +
+                       " (paper: rescued)"});
+  return out;
+}
+
 }  // namespace nl

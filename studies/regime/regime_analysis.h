@@ -47,6 +47,21 @@ std::string regime_row_status(const std::vector<bool>& failed, const std::vector
 // validation curve decides: collapsed when its best value stayed above kStuckLoss.
 bool collapsed(bool failed, double train_end, const Curve& val_curve);
 
+// The paper's two Llama claims on one subset (Verma 2026: Llama + DyT fails to converge
+// in 1 of 3 seeds; a GELU MLP in place of SwiGLU rescues it), from the collapse counts of
+// the SwiGLU + DyT arm and of the GELU + DyT arm (gelu.runs == 0: no such arm). Each
+// verdict is reproduced, not reproduced, or untestable: the rescue cannot be judged when
+// SwiGLU + DyT never collapsed.
+struct CollapseCount {
+  int collapsed = 0, runs = 0;
+};
+enum class Verdict { Reproduced, NotReproduced, Untestable };
+struct LlamaVerdict {
+  Verdict verdict;
+  std::string text;
+};
+std::vector<LlamaVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu);
+
 // The mean of the last `n` values (all of them when fewer); NaN for none. A run's
 // training loss at the end is this over its last logged steps: one batch's loss is noisy.
 double tail_mean(const std::vector<double>& values, size_t n);

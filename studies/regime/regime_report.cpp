@@ -372,12 +372,9 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   // the Llama collapse arms: a run collapsed when it failed or its training loss ended
   // above kStuckLoss (regime_analysis.h: collapsed; over-fitting is not collapse)
   json llama_rows = json::array();
+  auto run_collapsed = [](const Run& r) { return collapsed(r.failed, number(r.j.value("train_end", json())), r.curve); };
   for (const Group& g : groups) {
     if (!g.llama) continue;
-    auto run_collapsed = [](const Run& r) {
-      return collapsed(r.failed, r.j.contains("train_end") && r.j["train_end"].is_number() ? r.j["train_end"].get<double>() : NAN,
-                       r.curve);
-    };
     std::vector<double> sat_c, sat_ok, val_ok, train_end;
     int n_c = 0;
     for (const Run& r : g.runs) {
@@ -396,6 +393,25 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
     summary.push_back("Llama collapse, " + g.arm + " on " + size_label(g.size) + ": " + std::to_string(n_c) + " of " +
                       std::to_string(g.runs.size()) + " seeds collapsed (paper, Llama + DyT 64M: 1 of 3)");
   }
+  // the paper's Llama claims per subset: SwiGLU + DyT collapses, a GELU MLP rescues it
+  json untestable = json::array();
+  {
+    std::map<std::string, bool> gelu_arm;  // label -> its flags name a GELU MLP
+    for (const json& a : results.value("llama_arms", json::array()))
+      gelu_arm[a.value("label", "")] = (" " + a.value("flags", "") + " ").find(" --mlp gelu ") != std::string::npos;
+    for (int64_t size : sizes) {
+      CollapseCount swiglu, gelu;
+      for (const Group& g : groups) {
+        if (!g.llama || g.size != size || g.runs.empty() || g.runs.front().j.value("norm", "") != "dyt") continue;
+        CollapseCount& c = gelu_arm[g.arm] ? gelu : swiglu;
+        for (const Run& r : g.runs) c.runs += 1, c.collapsed += run_collapsed(r) ? 1 : 0;
+      }
+      for (const LlamaVerdict& v : llama_verdicts(size_label(size), swiglu, gelu))
+        (v.verdict == Verdict::Reproduced ? reproduced : v.verdict == Verdict::NotReproduced ? not_reproduced : untestable)
+            .push_back(v.text);
+    }
+  }
+  view["untestable"] = untestable;
   view["llama_rows"] = llama_rows;
   view["llama"] = !llama_rows.empty();
   view["llama_note"] = results.value("llama_note", "");

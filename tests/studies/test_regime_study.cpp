@@ -255,6 +255,10 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string llama_md = render_regime_report(with_llama, false);
   CHECK_THAT(llama_md, Contains("| 3K | llama-x | 1 of 2 | 2.500 (1.250-3.750) |"));
   CHECK_THAT(llama_md, Contains("llama-x on 3K: 1 of 2 seeds collapsed"));
+  // a DyT arm with SwiGLU (no --mlp gelu in its flags): the paper's collapse, reproduced
+  const size_t reproduced_at = llama_md.find("Reproduced (same direction"), not_at = llama_md.find("Did not reproduce");
+  const size_t collapse_at = llama_md.find("- Llama + DyT (SwiGLU) collapses in some seeds, 3K: 1 of 2 seeds collapsed");
+  CHECK((collapse_at > reproduced_at && collapse_at < not_at));
 
   // another folder (a later session: runs/ is not kept) continues from the results beside
   // the report (--cells-from): seed 1's cells are kept, seed 3's trained
@@ -405,4 +409,26 @@ TEST_CASE("regime_study: a Llama arm trains the Llama block its flags imply, not
   CHECK(gelu["bias"] == "off");
   CHECK(ln["mlp"] == "gelu");  // the GPT-2 arm keeps the recipe's values
   CHECK(ln["bias"] == "on");
+}
+
+TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regime]") {
+  using V = Verdict;
+  auto verdicts = [](CollapseCount swiglu, CollapseCount gelu) {
+    std::vector<V> v;
+    for (const LlamaVerdict& l : llama_verdicts("all", swiglu, gelu)) v.push_back(l.verdict);
+    return v;
+  };
+  // SwiGLU + DyT collapsed in 2 of 6, GELU in none: both claims reproduce
+  CHECK(verdicts({2, 6}, {0, 6}) == std::vector<V>{V::Reproduced, V::Reproduced});
+  // GELU collapsed as often: no rescue
+  CHECK(verdicts({1, 6}, {1, 6}) == std::vector<V>{V::Reproduced, V::NotReproduced});
+  // SwiGLU never collapsed: no collapse, and nothing to rescue, whatever GELU did
+  CHECK(verdicts({0, 6}, {1, 6}) == std::vector<V>{V::NotReproduced, V::Untestable});
+  // no GELU arm: the collapse claim alone; no SwiGLU arm: nothing
+  CHECK(verdicts({3, 6}, {0, 0}) == std::vector<V>{V::Reproduced});
+  CHECK(verdicts({0, 0}, {2, 6}).empty());
+  const auto text = llama_verdicts("30K", {2, 6}, {0, 6});
+  CHECK(text[0].text == "Llama + DyT (SwiGLU) collapses in some seeds, 30K: 2 of 6 seeds collapsed (paper: 1 of 3)");
+  CHECK(text[1].text == "A GELU MLP in place of SwiGLU rescues Llama + DyT, 30K: GELU 0 of 6 collapsed against SwiGLU's "
+                        "2 of 6 (paper: rescued)");
 }
