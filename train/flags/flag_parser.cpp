@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <sstream>
 
 #include "tensor/decimal.h"
@@ -267,7 +268,13 @@ void FlagParser::real(const std::string& flag, double& target, double lo, double
 void FlagParser::positive(const std::string& flag, float& target, double hi, const std::string& help,
                           FlagRole role) {
   auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), help, "X");
-  e.store = [&target, flag, hi](const std::string& v) { target = (float)flag_real(flag, v, 0.0, hi, true); };
+  e.store = [&target, flag, hi](const std::string& v) {
+    // A double above 0 can still round to 0 in float (7e-62), which would pass "positive" and then divide by zero.
+    const float x = (float)flag_real(flag, v, 0.0, hi, true);
+    NL_CHECK(x > 0, flag, " must be positive, and ", v, " rounds to 0 in single precision (smallest: ",
+             shortest_decimal(std::numeric_limits<float>::denorm_min()), ")");
+    target = x;
+  };
 }
 
 void FlagParser::text(const std::string& flag, std::string& target, const std::string& help, FlagRole role) {
