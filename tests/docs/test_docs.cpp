@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,4 +40,34 @@ TEST_CASE("docs: the code docs/autograd.md quotes is the code in autograd/", "[d
     for (const std::string& src : sources) found |= src.find(block) != std::string::npos;
     CHECK(found);
   }
+}
+
+// The README is edited by hand after every results block; an edit that lands in the wrong
+// place (a results bullet pasted above the title) or leaves a stale copy of a bullet must
+// show up here, as must a link to a results page that was never committed.
+TEST_CASE("docs: the README opens with its title, holds each bold bullet once, and its local links exist", "[docs]") {
+  const std::string md = read_bytes("README.md");
+  CHECK(md.rfind("# normlab\n", 0) == 0);
+  std::istringstream lines(md);
+  std::vector<std::string> bullets;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("- **", 0) == 0) bullets.push_back(line);
+  for (size_t i = 0; i < bullets.size(); ++i)
+    for (size_t j = i + 1; j < bullets.size(); ++j) {
+      INFO("bullet: " << bullets[i]);
+      CHECK(bullets[i] != bullets[j]);
+    }
+  size_t at = 0, links = 0;
+  while ((at = md.find("](", at)) != std::string::npos) {
+    const size_t start = at + 2, end = md.find(')', start);
+    REQUIRE(end != std::string::npos);
+    std::string target = md.substr(start, end - start);
+    at = end;
+    target = target.substr(0, target.find('#'));
+    if (target.empty() || target.find("://") != std::string::npos || target.rfind("../", 0) == 0) continue;
+    INFO("README links to " << target);
+    CHECK(fs::exists(target));
+    ++links;
+  }
+  CHECK(links > 10);
 }
