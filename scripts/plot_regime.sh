@@ -4,7 +4,9 @@
 #               size, one curve per arm; LOSS.csv: "bytes,<arm>,..." then one row per size
 #   SCREEN.png  each DyT cell's saturation |alpha x| > 2 at step 500 against DyT's change
 #               of the end loss against LN (percent), with the rule's threshold 0.43;
-#               SCREEN.csv: "saturation,percent" then one row per cell
+#               SCREEN.csv: "saturation,percent" then one row per cell; a grid with no
+#               DyT cell (SCREEN.csv holds its header only) gets no SCREEN.png, since
+#               gnuplot would leave an empty file that no report links
 # Usage: scripts/plot_regime.sh LOSS.png LOSS.csv SCREEN.png SCREEN.csv
 set -euo pipefail
 # shellcheck source=scripts/plot_common.sh
@@ -23,7 +25,15 @@ set key autotitle columnhead outside right font ",9"
 set xlabel "training subset (bytes)"
 set ylabel "validation loss at the end (nats/byte, mean over seeds)"
 plot for [i=2:$cols] "$loss" using 1:i with linespoints lw 2 pt 7 ps 0.7
-set output "$screen_png"
+GP
+if [ "$(wc -l < "$screen")" -le 1 ]; then
+  rm -f "$screen_png"  # an earlier run's plot would describe other cells
+  echo "wrote $loss_png (no DyT cell, so no $screen_png)"
+  exit 0
+fi
+gnuplot <<GP
+$(plot_preamble 900 560 10 "$screen_png")
+set grid
 unset logscale x
 set key top left
 set xlabel "saturation |alpha x| > 2 at step 500"

@@ -140,6 +140,14 @@ int64_t best_step(const Group& ln) {
   return overfit_of(mean).min_step;
 }
 
+// A cell the saturation screen judges: a DyT-like arm (bounded by tanh, no statistics,
+// not BHyT's approximation of a norm), named by its first run. The report's screen
+// table and the screen plot's CSV both take their cells from here.
+bool screened(const Run& first) {
+  const NormKind& kind = norm_kind(first.j["norm"]);
+  return kind.ends_bounded() && !kind.statistics && !kind.approximates_site2 && first.j["bounded"] == "tanh";
+}
+
 std::string comparison_text(const PairedComparison& c) {
   if (c.n == 0) return "-";
   return pct(c.percent) + ", " + std::to_string(c.wins) + "/" + std::to_string(c.n) + " seeds lower, p = " +
@@ -248,10 +256,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
           const PairedComparison cb = compare_paired(g.seeds(), at_best, ln->seeds(), ln_at);
           row["vs_end"] = comparison_text(ce);
           row["vs_best"] = comparison_text(cb);
-          const Run& first = g.runs.front();
-          const NormKind& kind = norm_kind(first.j["norm"]);
-          const bool dyt_like = kind.ends_bounded() && !kind.statistics && !kind.approximates_site2;
-          if (dyt_like && first.j["bounded"] == "tanh" && ce.n > 0) {
+          if (screened(g.runs.front()) && ce.n > 0) {
             ++dyt_cells;
             dyt_helped += ce.mean_diff < 0;
             const double sat = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
@@ -296,10 +301,11 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
         }
         rows.push_back(row);
         if (g.arm != reference) continue;
-        if (size == smallest && w == base_width) {
+        if (size == smallest) {  // every width's line: a width-256 block is about width 256
           int over = 0;
           for (const Run& r : g.runs) over += overfit_of(r.curve).overfits;
-          const std::string line = "LayerNorm over-fits on the smallest subset (" + size_label(size) + ", " +
+          const std::string width = widths.size() > 1 || w != base_width ? " (width " + std::to_string(w) + ")" : "";
+          const std::string line = "LayerNorm" + width + " over-fits on the smallest subset (" + size_label(size) + ", " +
                                    fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes) in " +
                                    std::to_string(over) + " of " + std::to_string(g.runs.size()) +
                                    " seeds: minimum " + range_text(mins, "%.4f") + ", end " + range_text(end, "%.4f");
@@ -349,6 +355,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   sv["spearman"] = std::isfinite(sj.spearman) ? fmt(sj.spearman, "%.2f") : "undefined (fewer than two cells or no spread)";
   view["screen"] = sv;
   view["screen_rows"] = screen_rows;
+  view["screen_plot"] = plotted && !screen.empty();  // plot_regime.sh draws no screen plot without a cell
   view["no_help"] = dyt_cells > 0 && dyt_helped == 0;
   if (dyt_cells > 0) {
     summary.push_back("Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
@@ -517,7 +524,7 @@ void write_plot_csvs(const std::string& out, const json& results) {
     if (g.model != "gpt" || g.llama || g.arm == reference) continue;
     const Group* ln = find_group(groups, "gpt", reference, g.size, g.width);
     const double s = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
-    if (!ln || !std::isfinite(s) || g.runs.front().j["bounded"] != "tanh") continue;
+    if (!ln || !std::isfinite(s) || !screened(g.runs.front())) continue;
     const PairedComparison c = compare_paired(g.seeds(), g.each([](const Run& r) { return r.val_end; }), ln->seeds(),
                                               ln->each([](const Run& r) { return r.val_end; }));
     if (std::isfinite(c.percent)) sat += fmt(s, "%.6g") + "," + fmt(c.percent, "%.6g") + "\n";

@@ -235,6 +235,27 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK_THAT(all_md, Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
   CHECK(all_md.find("| dyt-a2 | data-scarce") == std::string::npos);
   CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
+  // a grid with no DyT cell gets no screen plot (plot_regime.sh draws none), so its page
+  // links the loss plot alone
+  nlohmann::json ln_only = results;
+  ln_only["runs"] = nlohmann::json::array();
+  for (const auto& run : results["runs"])
+    if (run["arm"] == "ln") ln_only["runs"].push_back(run);
+  const std::string ln_md = render_regime_report(ln_only, true, "regime_ln");
+  CHECK_THAT(ln_md, Contains("](regime_ln_loss.png)"));
+  CHECK(ln_md.find("_screen.png") == std::string::npos);
+  // each width's over-fitting line names its width; a block of the narrower width alone
+  // is about that width, not the recipe's 16
+  CHECK_THAT(md, Contains("LayerNorm (width 16) over-fits on the smallest subset (3K, ") &&
+                     Contains("LayerNorm (width 8) over-fits on the smallest subset (3K, "));
+  nlohmann::json narrow = results;
+  narrow["runs"] = nlohmann::json::array();
+  for (const auto& run : results["runs"])
+    if (run["width"] == 8) narrow["runs"].push_back(run);
+  REQUIRE(narrow["runs"].size() == 4u);  // ln at 3K and all, seeds 1 and 2
+  const std::string narrow_md = render_regime_report(narrow, false);
+  CHECK_THAT(narrow_md, Contains("LayerNorm (width 8) over-fits on the smallest subset (3K, "));
+  CHECK(narrow_md.find("LayerNorm (width 16)") == std::string::npos);
   // the Llama section counts collapse on training loss: three seeds of a Llama arm made
   // from this grid's over-fitting 3K runs, one of them given a training loss thrown back
   // above the unigram level
@@ -431,4 +452,23 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
   CHECK(text[0].text == "Llama + DyT (SwiGLU) collapses in some seeds, 30K: 2 of 6 seeds collapsed (paper: 1 of 3)");
   CHECK(text[1].text == "A GELU MLP in place of SwiGLU rescues Llama + DyT, 30K: GELU 0 of 6 collapsed against SwiGLU's "
                         "2 of 6 (paper: rescued)");
+}
+
+TEST_CASE("plot_regime.sh: no screen plot for a grid without a DyT cell", "[regime][plots]") {
+  TempDir tmp;
+  write_bytes(tmp.sub("loss.csv"), "bytes,ln\n3000,2.5\n30000,2.0\n");
+  write_bytes(tmp.sub("screen.csv"), "saturation,percent\n");
+  write_bytes(tmp.sub("screen.png"), "an earlier grid's plot");
+  const std::string args = "scripts/plot_regime.sh " + tmp.sub("loss.png") + " " + tmp.sub("loss.csv") + " " +
+                           tmp.sub("screen.png") + " " + tmp.sub("screen.csv");
+  const RunResult none = run_program("bash", args, tmp);
+  INFO("stdout: " << none.out << "\nstderr: " << none.err);
+  CHECK(none.code == 0);
+  CHECK(fs::file_size(tmp.sub("loss.png")) > 1000);
+  CHECK_FALSE(fs::exists(tmp.sub("screen.png")));  // gnuplot used to leave an empty file here
+  write_bytes(tmp.sub("screen.csv"), "saturation,percent\n0.2,5.0\n0.6,-3.0\n");
+  const RunResult two = run_program("bash", args, tmp);
+  CHECK(two.code == 0);
+  REQUIRE(fs::exists(tmp.sub("screen.png")));
+  CHECK(fs::file_size(tmp.sub("screen.png")) > 1000);
 }
