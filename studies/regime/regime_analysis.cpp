@@ -6,12 +6,19 @@
 #include <numeric>
 
 #include "studies/instruments/act_stats.h"  // pearson
+#include "studies/report/study.h"         // fmt
 #include "studies/report/verdicts.h"      // kStuckLoss
 
 namespace nl {
 
 double passes(int64_t steps, int64_t batch, int64_t seq, int64_t train_bytes) {
   return train_bytes > 0 ? (double)steps * (double)batch * (double)seq / (double)train_bytes : NAN;
+}
+
+DataRegime data_regime(double passes) {
+  if (passes >= kScarcePasses) return DataRegime::Scarce;
+  if (passes <= kRichPasses) return DataRegime::Rich;
+  return DataRegime::Between;  // also NaN: no subset
 }
 
 Overfit overfit_of(const Curve& curve, double margin) {
@@ -76,6 +83,28 @@ PairedComparison compare_paired(const std::vector<int64_t>& seeds_a, const std::
 
 std::string paired_text(Paired v) {
   return v == Paired::Helps ? "**helps**" : v == Paired::Hurts ? "**hurts**" : "mixed";
+}
+
+ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double alpha_high, double paper_low,
+                              double paper_high, const PairedComparison& high_vs_low) {
+  auto pc = [](double v) { return fmt(v, "%+.1f") + " %"; };
+  const std::string low = fmt(alpha_low, "%g"), high = fmt(alpha_high, "%g");
+  const std::string claim = "on " + size + ", alpha0 " + low + " to " + high + ": ";
+  const std::string here = "alpha0 " + high + " against " + low + " " + pc(high_vs_low.percent) + ", " +
+                           std::to_string(high_vs_low.wins) + "/" + std::to_string(high_vs_low.n) + " seeds lower";
+  if (!std::isfinite(paper_low) || !std::isfinite(paper_high) || paper_low == paper_high)
+    return {Verdict::Untestable, claim + "the paper has no number here; " + here};
+  // the paper's largest alpha0 ends below its smallest when its change against the same LN is lower
+  const bool paper_falls = paper_high < paper_low;
+  const std::string paper = "paper " + pc(paper_low) + " to " + pc(paper_high) + " against LN (" +
+                            (paper_falls ? "falls" : "rises") + " with alpha0)";
+  if (high_vs_low.n == 0) return {Verdict::Untestable, claim + paper + "; here no seed ran both"};
+  const Paired expected = paper_falls ? Paired::Helps : Paired::Hurts;
+  const Verdict v = high_vs_low.verdict == expected ? Verdict::Reproduced : Verdict::NotReproduced;
+  const std::string how = high_vs_low.verdict == expected        ? "the paper's direction at every seed"
+                          : high_vs_low.verdict == Paired::Mixed ? "mixed over seeds"
+                                                                 : "the other direction at every seed";
+  return {v, claim + paper + "; here " + here + ": " + how};
 }
 
 Interval wilson_interval(int64_t k, int64_t n, double z) {
@@ -161,9 +190,9 @@ double tail_mean(const std::vector<double>& values, size_t n) {
   return sum / (double)k;
 }
 
-std::vector<LlamaVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu) {
+std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu) {
   auto of = [](CollapseCount c) { return std::to_string(c.collapsed) + " of " + std::to_string(c.runs); };
-  std::vector<LlamaVerdict> out;
+  std::vector<ClaimVerdict> out;
   if (swiglu.runs == 0) return out;
   out.push_back({swiglu.collapsed > 0 ? Verdict::Reproduced : Verdict::NotReproduced,
                  "Llama + DyT (SwiGLU) collapses in some seeds, " + size + ": " + of(swiglu) +

@@ -13,6 +13,14 @@ namespace nl {
 // steps * batch * seq / train bytes (Verma's 1M-token cells: 5000 * 64 * 512 / 1M = 164).
 double passes(int64_t steps, int64_t batch, int64_t seq, int64_t train_bytes);
 
+// The paper's two regimes, told by passes over the subset: data-scarce at 150 or more
+// (its 1M-token cells: 164; issue 17 asks 150+ of the smallest subset), data-rich at 3 or
+// fewer (its 118M-token cells: 1.4; all of fortunes here: 2.2). A subset between them
+// (100 KB: 51 passes, 1 MB: 5.1) is in neither, and the paper has no number for it.
+enum class DataRegime { Scarce, Rich, Between };
+constexpr double kScarcePasses = 150, kRichPasses = 3;
+DataRegime data_regime(double passes);
+
 // One run's validation curve: the loss (or accuracy) at each evaluation step, in order.
 struct CurvePoint {
   int64_t step = 0;
@@ -56,11 +64,11 @@ struct CollapseCount {
   int collapsed = 0, runs = 0;
 };
 enum class Verdict { Reproduced, NotReproduced, Untestable };
-struct LlamaVerdict {
+struct ClaimVerdict {  // one claim of the paper judged, and the sentence that says so
   Verdict verdict;
   std::string text;
 };
-std::vector<LlamaVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu);
+std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu);
 
 // The mean of the last `n` values (all of them when fewer); NaN for none. A run's
 // training loss at the end is this over its last logged steps: one batch's loss is noisy.
@@ -92,6 +100,17 @@ struct PairedComparison {
 PairedComparison compare_paired(const std::vector<int64_t>& seeds_a, const std::vector<double>& values_a,
                                 const std::vector<int64_t>& seeds_ref, const std::vector<double>& values_ref);
 std::string paired_text(Paired v);  // "**helps**", "**hurts**", "mixed"
+
+// The paper's alpha0 claim on one subset (Verma 2026's sweep: DyT's change against LN
+// falls with alpha0 on all the data, +42.0 % at 0.5 to +15.5 % at 3, and rises on 1M
+// tokens, -33.6 % to -20.5 %): the largest alpha0 of the sweep against the smallest,
+// paired by seed (`high_vs_low`: compare_paired of the largest's end losses against the
+// smallest's). The paper's direction is the sign of paper_high - paper_low (its changes
+// against LN at the two alpha0s). Reproduced when every seed goes the paper's way; not
+// reproduced when every seed goes the other way or the seeds disagree; untestable when
+// the paper has no number there or no seed ran both.
+ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double alpha_high, double paper_low,
+                              double paper_high, const PairedComparison& high_vs_low);
 
 // The Wilson score interval for k successes in n trials at z (1.96: 95 %); [0, 1] for
 // n = 0.

@@ -40,16 +40,17 @@ struct PaperArm {
   const char* label;
   double scarce, rich;  // percent; NaN: not in the paper
   const char* source;
+  double alpha0;  // the all-DyT arms of the paper's alpha0 sweep; NaN for the others
 };
 const PaperArm kPaperArms[] = {
-    {"dyt-a0.5", -33.6, 42.0, "alpha0 sweep: 1M 6.187 vs 9.319 (2 seeds); 118M +42.0 % (3 seeds)"},
-    {"dyt-a1", -34.1, 31.4, "alpha0 sweep: 1M 6.138 vs 9.319; 118M +31.4 %"},
-    {"dyt-a2", -27.3, 18.8, "phase table: 1M 6.819 vs 9.384; 118M 4.313 vs 3.631 (3 seeds)"},
-    {"dyt-a3", -20.5, 15.5, "alpha0 sweep: 1M 7.409 vs 9.319; 118M +15.5 %"},
-    {"hardtanh-a1", -33.4, 25.6, "HardTanh control: 1M 6.246 vs 9.384; 118M 4.562 vs 3.631 (no alpha)"},
-    {"ln-drop0.1", NAN, 1.2, "dropout control at 118M only: 3.676 vs 3.631"},
-    {"ln-drop0.3", NAN, 9.5, "dropout control at 118M only: 3.975"},
-    {"ln-drop0.5", NAN, 18.3, "dropout control at 118M only: 4.295 (DyT 4.313)"},
+    {"dyt-a0.5", -33.6, 42.0, "alpha0 sweep: 1M 6.187 vs 9.319 (2 seeds); 118M +42.0 % (3 seeds)", 0.5},
+    {"dyt-a1", -34.1, 31.4, "alpha0 sweep: 1M 6.138 vs 9.319; 118M +31.4 %", 1},
+    {"dyt-a2", -27.3, 18.8, "phase table: 1M 6.819 vs 9.384; 118M 4.313 vs 3.631 (3 seeds)", 2},
+    {"dyt-a3", -20.5, 15.5, "alpha0 sweep: 1M 7.409 vs 9.319; 118M +15.5 %", 3},
+    {"hardtanh-a1", -33.4, 25.6, "HardTanh control: 1M 6.246 vs 9.384; 118M 4.562 vs 3.631 (no alpha)", NAN},
+    {"ln-drop0.1", NAN, 1.2, "dropout control at 118M only: 3.676 vs 3.631", NAN},
+    {"ln-drop0.3", NAN, 9.5, "dropout control at 118M only: 3.975", NAN},
+    {"ln-drop0.5", NAN, 18.3, "dropout control at 118M only: 4.295 (DyT 4.313)", NAN},
 };
 const PaperArm* paper_arm(const std::string& label) {
   for (const PaperArm& a : kPaperArms)
@@ -173,6 +174,8 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   view["load_max"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).max, "%.1f");
   view["threshold"] = fmt(kScreenThreshold, "%.2f");
   view["margin"] = fmt(kOverfitMargin, "%.2f");
+  view["scarce_passes"] = fmt(kScarcePasses, "%g");
+  view["rich_passes"] = fmt(kRichPasses, "%g");
   view["plotted"] = plotted;
   view["loss_png"] = plot_stem + "_loss.png";
   view["screen_png"] = plot_stem + "_screen.png";
@@ -200,12 +203,12 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   std::sort(widths.begin(), widths.end());
   auto bytes_of = [&](int64_t size) { return size < 0 ? total_bytes : size; };
   std::sort(sizes.begin(), sizes.end(), [&](int64_t a, int64_t b) { return bytes_of(a) < bytes_of(b); });
-  const int64_t smallest = sizes.empty() ? 0 : sizes.front(), largest = sizes.empty() ? 0 : sizes.back();
+  const int64_t smallest = sizes.empty() ? 0 : sizes.front();
   const int64_t base_width = results["recipe"]["dim"];
 
   json size_rows = json::array(), phase = json::array(), overfit_rows = json::array(), summary = json::array();
   json screen_rows = json::array(), instrument_rows = json::array(), paper_rows = json::array();
-  json reproduced = json::array(), not_reproduced = json::array();
+  json reproduced = json::array(), not_reproduced = json::array(), untestable = json::array();
   std::vector<ScreenCell> screen;
   int64_t dyt_cells = 0, dyt_helped = 0;
   for (int64_t size : sizes)
@@ -272,10 +275,9 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
           }
           // the paper's number beside the measured one, at the two ends of the data axis
           const PaperArm* pa = paper_arm(g.arm);
-          if (pa && w == base_width && (size == smallest || size == largest)) {
-            // the smallest subset is the data-scarce end, unless it is all the data (a grid
-            // of the full set alone: its one size is the data-rich end)
-            const bool scarce = size == smallest && !(smallest == largest && size < 0);
+          const DataRegime regime = data_regime(passes(steps, batch, seq, bytes_of(size)));
+          if (pa && w == base_width && regime != DataRegime::Between) {
+            const bool scarce = regime == DataRegime::Scarce;
             const double paper = scarce ? pa->scarce : pa->rich;
             // lower at the end but higher at LN's best step: LN over-fitted, the arm is not better
             const std::string caveat = ce.verdict == Paired::Helps && cb.verdict == Paired::Hurts
@@ -321,6 +323,42 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
     }
     phase.push_back({{"width", w}, {"tables", tables}});
   }
+  // the paper's alpha0 sweep at the base width: each alpha0's change against LN per
+  // subset, and the paper's direction judged by the largest alpha0 against the smallest
+  json sweep_rows = json::array(), sweep_lines = json::array();
+  auto ends = [](const Group& g) { return g.each([](const Run& r) { return r.val_end; }); };
+  for (int64_t size : sizes) {
+    const Group* ln = find_group(groups, "gpt", reference, size, base_width);
+    std::vector<std::pair<const PaperArm*, const Group*>> swept;  // in the order of alpha0
+    for (const PaperArm& pa : kPaperArms)
+      if (std::isfinite(pa.alpha0))
+        if (const Group* g = find_group(groups, "gpt", pa.label, size, base_width)) swept.push_back({&pa, g});
+    if (!ln || swept.size() < 2) continue;
+    const DataRegime regime = data_regime(passes(steps, batch, seq, bytes_of(size)));
+    auto paper_of = [&](const PaperArm& pa) {
+      return regime == DataRegime::Scarce ? pa.scarce : regime == DataRegime::Rich ? pa.rich : NAN;
+    };
+    for (const auto& [pa, g] : swept)
+      sweep_rows.push_back({{"size", size_label(size)},
+                            {"passes", fmt(passes(steps, batch, seq, bytes_of(size)), "%.1f")},
+                            {"alpha0", fmt(pa->alpha0, "%g")},
+                            {"here", comparison_text(compare_paired(g->seeds(), ends(*g), ln->seeds(), ends(*ln)))},
+                            {"paper", pct(paper_of(*pa))}});
+    const auto& [low, low_g] = swept.front();
+    const auto& [high, high_g] = swept.back();
+    const ClaimVerdict v = alpha0_direction(size_label(size), low->alpha0, high->alpha0, paper_of(*low),
+                                            paper_of(*high), compare_paired(high_g->seeds(), ends(*high_g),
+                                                                            low_g->seeds(), ends(*low_g)));
+    sweep_lines.push_back(v.text);
+    if (regime == DataRegime::Between) continue;  // the paper has no number between its two regimes
+    summary.push_back("alpha0 sweep: " + v.text);
+    (v.verdict == Verdict::Reproduced ? reproduced : v.verdict == Verdict::NotReproduced ? not_reproduced : untestable)
+        .push_back("the alpha0 sweep's direction: " + v.text);
+  }
+  view["sweep_rows"] = sweep_rows;
+  view["sweep_lines"] = sweep_lines;
+  view["sweep"] = !sweep_rows.empty();
+
   for (const Group& g : groups) {
     if (g.model != "gpt") continue;
     auto at = [&](const char* key) {
@@ -401,7 +439,6 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
                       std::to_string(g.runs.size()) + " seeds collapsed (paper, Llama + DyT 64M: 1 of 3)");
   }
   // the paper's Llama claims per subset: SwiGLU + DyT collapses, a GELU MLP rescues it
-  json untestable = json::array();
   {
     std::map<std::string, bool> gelu_arm;  // label -> its flags name a GELU MLP
     for (const json& a : results.value("llama_arms", json::array()))
@@ -413,7 +450,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
         CollapseCount& c = gelu_arm[g.arm] ? gelu : swiglu;
         for (const Run& r : g.runs) c.runs += 1, c.collapsed += run_collapsed(r) ? 1 : 0;
       }
-      for (const LlamaVerdict& v : llama_verdicts(size_label(size), swiglu, gelu))
+      for (const ClaimVerdict& v : llama_verdicts(size_label(size), swiglu, gelu))
         (v.verdict == Verdict::Reproduced ? reproduced : v.verdict == Verdict::NotReproduced ? not_reproduced : untestable)
             .push_back(v.text);
     }

@@ -196,7 +196,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string md = study.run(tmp);
   for (const char* needle :
        {"## Summary", "## 1. Phase table", "### Width 16", "### Width 8", "## 2. Does LayerNorm over-fit?",
-        "## 3. The paper's numbers", "| dyt-a2 | data-scarce | 3K | -27.3 % |", "## 4. The 500-step saturation screen",
+        "## 3. The paper's numbers", "| dyt-a2 | data-rich | 3K | +18.8 % |", "## 4. The 500-step saturation screen",
         "Wilson 95 %", "## 5. The instruments at the end", "## 7. Llama + DyT collapse", "## 8. What reproduced", "Regenerate: `build/release/regime_study",
         "| hybrid-a2 |", "seeds lower, p = "})
     CHECK_THAT(md, Contains(needle));
@@ -234,6 +234,36 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string all_md = render_regime_report(all_only, false);
   CHECK_THAT(all_md, Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
   CHECK(all_md.find("| dyt-a2 | data-scarce") == std::string::npos);
+  // the regimes are told by passes, not by a subset's rank in the grid: 6 steps see 3K
+  // 0.03 times (data-rich above); a recipe of 100000 steps sees it 533 times (data-scarce)
+  // and all of the text 0.7 times
+  nlohmann::json long_recipe = results;
+  long_recipe["recipe"]["steps"] = 100000;
+  const std::string long_md = render_regime_report(long_recipe, false);
+  CHECK_THAT(long_md, Contains("| dyt-a2 | data-scarce | 3K | -27.3 % |") && Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
+  CHECK_THAT(long_md, Contains("No subset of this grid has two alpha0s"));
+  // the alpha0 sweep: a dyt-a0.5 arm made from dyt-a2's runs, 0.1 lower at every seed, so
+  // alpha0 2 ends above alpha0 0.5 everywhere: the paper's direction on 1M tokens (its
+  // change rises with alpha0), the other one on all the data (it falls)
+  nlohmann::json swept = long_recipe;
+  for (const auto& run : results["runs"])
+    if (run["arm"] == "dyt-a2") {
+      nlohmann::json low = run;
+      low["arm"] = "dyt-a0.5";
+      low["val_end"] = run["val_end"].get<double>() - 0.1;
+      swept["runs"].push_back(low);
+    }
+  const std::string sweep_md = render_regime_report(swept, false);
+  CHECK_THAT(sweep_md, Contains("| 3K | 533.3 | 0.5 | ") && Contains("| 3K | 533.3 | 2 | ") && Contains("| all | 0.7 | 2 | "));
+  const size_t yes_at = sweep_md.find("Reproduced (same direction"), no_at = sweep_md.find("Did not reproduce");
+  const size_t scarce_at = sweep_md.find("- the alpha0 sweep's direction: on 3K, alpha0 0.5 to 2: paper -33.6 % to -27.3 % "
+                                         "against LN (rises with alpha0); here alpha0 2 against 0.5 +");
+  const size_t rich_at = sweep_md.find("- the alpha0 sweep's direction: on all, alpha0 0.5 to 2: paper +42.0 % to +18.8 % "
+                                       "against LN (falls with alpha0); here alpha0 2 against 0.5 +");
+  CHECK((scarce_at != std::string::npos && scarce_at > yes_at && scarce_at < no_at));
+  CHECK((rich_at != std::string::npos && rich_at > no_at));
+  CHECK_THAT(sweep_md, Contains("0/2 seeds lower: the paper's direction at every seed") &&
+                           Contains("0/2 seeds lower: the other direction at every seed"));
   CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
   // a grid with no DyT cell gets no screen plot (plot_regime.sh draws none), so its page
   // links the loss plot alone
@@ -436,7 +466,7 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
   using V = Verdict;
   auto verdicts = [](CollapseCount swiglu, CollapseCount gelu) {
     std::vector<V> v;
-    for (const LlamaVerdict& l : llama_verdicts("all", swiglu, gelu)) v.push_back(l.verdict);
+    for (const ClaimVerdict& l : llama_verdicts("all", swiglu, gelu)) v.push_back(l.verdict);
     return v;
   };
   // SwiGLU + DyT collapsed in 2 of 6, GELU in none: both claims reproduce
@@ -471,4 +501,40 @@ TEST_CASE("plot_regime.sh: no screen plot for a grid without a DyT cell", "[regi
   CHECK(two.code == 0);
   REQUIRE(fs::exists(tmp.sub("screen.png")));
   CHECK(fs::file_size(tmp.sub("screen.png")) > 1000);
+}
+
+TEST_CASE("regime: the paper's regimes told by passes over the subset", "[regime]") {
+  CHECK(data_regime(164) == DataRegime::Scarce);  // the paper's 1M-token cells
+  CHECK(data_regime(150) == DataRegime::Scarce);
+  CHECK(data_regime(149.9) == DataRegime::Between);
+  CHECK(data_regime(51.2) == DataRegime::Between);  // 100 KB here
+  CHECK(data_regime(5.1) == DataRegime::Between);   // 1 MB here
+  CHECK(data_regime(3) == DataRegime::Rich);
+  CHECK(data_regime(1.4) == DataRegime::Rich);  // the paper's 118M-token cells
+  CHECK(data_regime(NAN) == DataRegime::Between);
+}
+
+TEST_CASE("regime: the alpha0 sweep's direction judged against the paper's", "[regime]") {
+  const std::vector<int64_t> seeds{1, 2, 3};
+  const std::vector<double> low{3.5, 3.6, 3.7};
+  // alpha0 3 against alpha0 0.5: 0.5 lower at every seed (-13.9 % of 3.6), higher, or mixed
+  const PairedComparison lower = compare_paired(seeds, {3.0, 3.1, 3.2}, seeds, low);
+  const PairedComparison higher = compare_paired(seeds, {3.6, 3.7, 3.8}, seeds, low);
+  const PairedComparison mixed = compare_paired(seeds, {3.4, 3.7, 3.8}, seeds, low);
+  // all the data: the paper's change falls with alpha0 (+42.0 % at 0.5, +15.5 % at 3)
+  const ClaimVerdict rich = alpha0_direction("all", 0.5, 3, 42.0, 15.5, lower);
+  CHECK(rich.verdict == Verdict::Reproduced);
+  CHECK(rich.text == "on all, alpha0 0.5 to 3: paper +42.0 % to +15.5 % against LN (falls with alpha0); here alpha0 3 "
+                     "against 0.5 -13.9 %, 3/3 seeds lower: the paper's direction at every seed");
+  CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher).verdict == Verdict::NotReproduced);
+  CHECK_THAT(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher).text, Contains("the other direction at every seed"));
+  CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, mixed).verdict == Verdict::NotReproduced);
+  CHECK_THAT(alpha0_direction("all", 0.5, 3, 42.0, 15.5, mixed).text, Contains("1/3 seeds lower: mixed over seeds"));
+  // 1M tokens: it rises (-33.6 % to -20.5 %), so the largest alpha0 ending higher reproduces
+  CHECK(alpha0_direction("30K", 0.5, 3, -33.6, -20.5, higher).verdict == Verdict::Reproduced);
+  CHECK(alpha0_direction("30K", 0.5, 3, -33.6, -20.5, lower).verdict == Verdict::NotReproduced);
+  // no paper number (a subset between the regimes), or no seed ran both: untestable
+  CHECK(alpha0_direction("1M", 0.5, 3, NAN, NAN, lower).verdict == Verdict::Untestable);
+  CHECK(alpha0_direction("30K", 0.5, 3, -33.6, -20.5, compare_paired({1}, {3.0}, {2}, {3.5})).verdict ==
+        Verdict::Untestable);
 }
