@@ -35,7 +35,7 @@ gnuplot <<GP
 $(plot_preamble 900 560 10 "$screen_png")
 set grid
 unset logscale x
-set key top left
+set key outside right top  # inside, its marker would read as one more cell
 set xlabel "saturation |alpha x| > 2 at step 500"
 set ylabel "DyT against LN at the end (%)"
 set arrow from 0.43, graph 0 to 0.43, graph 1 nohead dt 2

@@ -242,6 +242,10 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string long_md = render_regime_report(long_recipe, false);
   CHECK_THAT(long_md, Contains("| dyt-a2 | data-scarce | 3K | -27.3 % |") && Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
   CHECK_THAT(long_md, Contains("No subset of this grid has two alpha0s"));
+  // the over-fitting verdict is given where the smallest subset is data-scarce only
+  CHECK_THAT(long_md, Contains("- the data-scarce regime exists (LN's validation loss rises after a minimum): "
+                               "LayerNorm (width 16) over-fits on the smallest subset (3K, 533 passes)"));
+  CHECK(md.find("- the data-scarce regime exists") == std::string::npos);
   // the alpha0 sweep: a dyt-a0.5 arm made from dyt-a2's runs, 0.1 lower at every seed, so
   // alpha0 2 ends above alpha0 0.5 everywhere: the paper's direction on 1M tokens (its
   // change rises with alpha0), the other one on all the data (it falls)
