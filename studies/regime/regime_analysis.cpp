@@ -92,12 +92,16 @@ ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double 
   const std::string claim = "on " + size + ", alpha0 " + low + " to " + high + ": ";
   const std::string here = "alpha0 " + high + " against " + low + " " + pc(high_vs_low.percent) + ", " +
                            std::to_string(high_vs_low.wins) + "/" + std::to_string(high_vs_low.n) + " seeds lower";
-  if (!std::isfinite(paper_low) || !std::isfinite(paper_high) || paper_low == paper_high)
-    return {Verdict::Untestable, claim + "the paper has no number here; " + here};
-  // the paper's largest alpha0 ends below its smallest when its change against the same LN is lower
+  if (!std::isfinite(paper_low) || !std::isfinite(paper_high))
+    return {Verdict::Untestable, claim + "the paper has no number at this subset; here " + here};
+  if (paper_low == paper_high) return {Verdict::Untestable, claim + "the paper's change does not move; here " + here};
+  // the paper's largest alpha0 ends below its smallest when its change against the same LN
+  // is lower; its own alpha0-against-alpha0 change is the ratio of (1 + change) of the two
   const bool paper_falls = paper_high < paper_low;
+  const double paper_ratio = 100.0 * ((1.0 + paper_high / 100.0) / (1.0 + paper_low / 100.0) - 1.0);
   const std::string paper = "paper " + pc(paper_low) + " to " + pc(paper_high) + " against LN (" +
-                            (paper_falls ? "falls" : "rises") + " with alpha0)";
+                            (paper_falls ? "falls" : "rises") + " with alpha0; " + high + " against " + low + " " +
+                            pc(paper_ratio) + ")";
   if (high_vs_low.n == 0) return {Verdict::Untestable, claim + paper + "; here no seed ran both"};
   const Paired expected = paper_falls ? Paired::Helps : Paired::Hurts;
   const Verdict v = high_vs_low.verdict == expected ? Verdict::Reproduced : Verdict::NotReproduced;

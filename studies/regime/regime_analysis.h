@@ -101,14 +101,14 @@ PairedComparison compare_paired(const std::vector<int64_t>& seeds_a, const std::
                                 const std::vector<int64_t>& seeds_ref, const std::vector<double>& values_ref);
 std::string paired_text(Paired v);  // "**helps**", "**hurts**", "mixed"
 
-// The paper's alpha0 claim on one subset (Verma 2026's sweep: DyT's change against LN
-// falls with alpha0 on all the data, +42.0 % at 0.5 to +15.5 % at 3, and rises on 1M
-// tokens, -33.6 % to -20.5 %): the largest alpha0 of the sweep against the smallest,
+// The paper's alpha0 claim on one subset (Verma 2026's sweep: from alpha0 0.5 to 3, DyT's
+// change against LN falls on all the data, +42.0 % to +15.5 %, and rises on 1M tokens,
+// -33.6 % to -20.5 %, though not at every step): the largest alpha0 of the sweep against the smallest,
 // paired by seed (`high_vs_low`: compare_paired of the largest's end losses against the
 // smallest's). The paper's direction is the sign of paper_high - paper_low (its changes
 // against LN at the two alpha0s). Reproduced when every seed goes the paper's way; not
 // reproduced when every seed goes the other way or the seeds disagree; untestable when
-// the paper has no number there or no seed ran both.
+// the paper has no number there, its two numbers are equal, or no seed ran both.
 ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double alpha_high, double paper_low,
                               double paper_high, const PairedComparison& high_vs_low);
 

@@ -273,7 +273,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
                                    {"outcome", pct(ce.percent) + " (" + paired_text(ce.verdict) + ")"},
                                    {"right", std::isfinite(sat) ? (predicts == helped ? "right" : "wrong") : "-"}});
           }
-          // the paper's number beside the measured one, at the two ends of the data axis
+          // the paper's number beside the measured one, in the paper's two regimes (by passes)
           const PaperArm* pa = paper_arm(g.arm);
           const DataRegime regime = data_regime(passes(steps, batch, seq, bytes_of(size)));
           if (pa && w == base_width && regime != DataRegime::Between) {
@@ -317,6 +317,10 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
           if (data_regime(passes(steps, batch, seq, bytes_of(size))) == DataRegime::Scarce)
             (over == (int)g.runs.size() ? reproduced : not_reproduced)
                 .push_back("the data-scarce regime exists (LN's validation loss rises after a minimum): " + line);
+          else if (w == widths.front())
+            untestable.push_back("The data-scarce regime: no subset of this grid is seen " + fmt(kScarcePasses, "%g") +
+                                 "+ times (the smallest, " + size_label(size) + ", " +
+                                 fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes)");
         }
       }
       tables.push_back({{"size", size_label(size)},
@@ -332,11 +336,12 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   auto ends = [](const Group& g) { return g.each([](const Run& r) { return r.val_end; }); };
   for (int64_t size : sizes) {
     const Group* ln = find_group(groups, "gpt", reference, size, base_width);
-    std::vector<std::pair<const PaperArm*, const Group*>> swept;  // in the order of alpha0
+    std::vector<std::pair<const PaperArm*, const Group*>> swept;
     for (const PaperArm& pa : kPaperArms)
       if (std::isfinite(pa.alpha0))
         if (const Group* g = find_group(groups, "gpt", pa.label, size, base_width)) swept.push_back({&pa, g});
     if (!ln || swept.size() < 2) continue;
+    std::sort(swept.begin(), swept.end(), [](const auto& a, const auto& b) { return a.first->alpha0 < b.first->alpha0; });
     const DataRegime regime = data_regime(passes(steps, batch, seq, bytes_of(size)));
     auto paper_of = [&](const PaperArm& pa) {
       return regime == DataRegime::Scarce ? pa.scarce : regime == DataRegime::Rich ? pa.rich : NAN;
@@ -396,7 +401,10 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   sv["spearman"] = std::isfinite(sj.spearman) ? fmt(sj.spearman, "%.2f") : "undefined (fewer than two cells or no spread)";
   view["screen"] = sv;
   view["screen_rows"] = screen_rows;
-  view["screen_plot"] = plotted && !screen.empty();  // plot_regime.sh draws no screen plot without a cell
+  // plot_regime.sh draws no screen plot without a point: a cell with a saturation
+  view["screen_plot"] = plotted && std::any_of(screen.begin(), screen.end(),
+                                               [](const ScreenCell& c) { return std::isfinite(c.saturation); });
+  view["screen_any"] = !screen_rows.empty();
   view["no_help"] = dyt_cells > 0 && dyt_helped == 0;
   if (dyt_cells > 0) {
     summary.push_back("Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +

@@ -261,11 +261,19 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK_THAT(sweep_md, Contains("| 3K | 533.3 | 0.5 | ") && Contains("| 3K | 533.3 | 2 | ") && Contains("| all | 0.7 | 2 | "));
   const size_t yes_at = sweep_md.find("Reproduced (same direction"), no_at = sweep_md.find("Did not reproduce");
   const size_t scarce_at = sweep_md.find("- the alpha0 sweep's direction: on 3K, alpha0 0.5 to 2: paper -33.6 % to -27.3 % "
-                                         "against LN (rises with alpha0); here alpha0 2 against 0.5 +");
+                                         "against LN (rises with alpha0; 2 against 0.5 +9.5 %); here alpha0 2 against 0.5 +");
   const size_t rich_at = sweep_md.find("- the alpha0 sweep's direction: on all, alpha0 0.5 to 2: paper +42.0 % to +18.8 % "
-                                       "against LN (falls with alpha0); here alpha0 2 against 0.5 +");
+                                       "against LN (falls with alpha0; 2 against 0.5 -16.3 %); here alpha0 2 against 0.5 +");
   CHECK((scarce_at != std::string::npos && scarce_at > yes_at && scarce_at < no_at));
-  CHECK((rich_at != std::string::npos && rich_at > no_at));
+  CHECK((rich_at != std::string::npos && rich_at > no_at && rich_at < sweep_md.find("Could not be tested")));
+  // a subset between the regimes (the 6-step recipe: 3K is data-rich there too, so raise
+  // it to 1000 steps: 3K 5.3 passes) gets its line in the section and no verdict
+  nlohmann::json between = swept;
+  between["recipe"]["steps"] = 1000;
+  const std::string between_md = render_regime_report(between, false);
+  CHECK_THAT(between_md, Contains("- on 3K, alpha0 0.5 to 2: the paper has no number at this subset; here alpha0 2 against 0.5 +"));
+  CHECK(between_md.find("the alpha0 sweep's direction: on 3K") == std::string::npos);
+  CHECK_THAT(between_md, Contains("- The data-scarce regime: no subset of this grid is seen 150+ times (the smallest, 3K, 5 passes)"));
   CHECK_THAT(sweep_md, Contains("0/2 seeds lower: the paper's direction at every seed") &&
                            Contains("0/2 seeds lower: the other direction at every seed"));
   CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
@@ -278,6 +286,15 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string ln_md = render_regime_report(ln_only, true, "regime_ln");
   CHECK_THAT(ln_md, Contains("](regime_ln_loss.png)"));
   CHECK(ln_md.find("_screen.png") == std::string::npos);
+  CHECK_THAT(ln_md, Contains("No all-DyT or hybrid cell in this grid"));
+  CHECK(ln_md.find("| width | subset | arm | saturation | rule predicts |") == std::string::npos);
+  // DyT cells without a saturation at step 500 (runs that stopped before it) give the
+  // plot's CSV no point, so no plot either; their table rows stay
+  nlohmann::json unmeasured = results;
+  for (auto& run : unmeasured["runs"]) run["sat_screen"] = nullptr;
+  const std::string unmeasured_md = render_regime_report(unmeasured, true, "regime_u");
+  CHECK(unmeasured_md.find("_screen.png") == std::string::npos);
+  CHECK_THAT(unmeasured_md, Contains("| width | subset | arm | saturation | rule predicts |"));
   // each width's over-fitting line names its width; a block of the narrower width alone
   // is about that width, not the recipe's 16
   CHECK_THAT(md, Contains("LayerNorm (width 16) over-fits on the smallest subset (3K, ") &&
@@ -521,15 +538,16 @@ TEST_CASE("regime: the paper's regimes told by passes over the subset", "[regime
 TEST_CASE("regime: the alpha0 sweep's direction judged against the paper's", "[regime]") {
   const std::vector<int64_t> seeds{1, 2, 3};
   const std::vector<double> low{3.5, 3.6, 3.7};
-  // alpha0 3 against alpha0 0.5: 0.5 lower at every seed (-13.9 % of 3.6), higher, or mixed
+  // alpha0 3 against alpha0 0.5: 3 lower at every seed (-13.9 % of 3.6), higher, or mixed
   const PairedComparison lower = compare_paired(seeds, {3.0, 3.1, 3.2}, seeds, low);
   const PairedComparison higher = compare_paired(seeds, {3.6, 3.7, 3.8}, seeds, low);
   const PairedComparison mixed = compare_paired(seeds, {3.4, 3.7, 3.8}, seeds, low);
   // all the data: the paper's change falls with alpha0 (+42.0 % at 0.5, +15.5 % at 3)
   const ClaimVerdict rich = alpha0_direction("all", 0.5, 3, 42.0, 15.5, lower);
   CHECK(rich.verdict == Verdict::Reproduced);
-  CHECK(rich.text == "on all, alpha0 0.5 to 3: paper +42.0 % to +15.5 % against LN (falls with alpha0); here alpha0 3 "
-                     "against 0.5 -13.9 %, 3/3 seeds lower: the paper's direction at every seed");
+  // the paper's own 3 against 0.5: 1.155 / 1.420 - 1 = -18.7 %
+  CHECK(rich.text == "on all, alpha0 0.5 to 3: paper +42.0 % to +15.5 % against LN (falls with alpha0; 3 against 0.5 "
+                     "-18.7 %); here alpha0 3 against 0.5 -13.9 %, 3/3 seeds lower: the paper's direction at every seed");
   CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher).verdict == Verdict::NotReproduced);
   CHECK_THAT(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher).text, Contains("the other direction at every seed"));
   CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, mixed).verdict == Verdict::NotReproduced);
@@ -539,6 +557,7 @@ TEST_CASE("regime: the alpha0 sweep's direction judged against the paper's", "[r
   CHECK(alpha0_direction("30K", 0.5, 3, -33.6, -20.5, lower).verdict == Verdict::NotReproduced);
   // no paper number (a subset between the regimes), or no seed ran both: untestable
   CHECK(alpha0_direction("1M", 0.5, 3, NAN, NAN, lower).verdict == Verdict::Untestable);
+  CHECK(alpha0_direction("all", 0.5, 3, 20.0, 20.0, lower).verdict == Verdict::Untestable);
   CHECK(alpha0_direction("30K", 0.5, 3, -33.6, -20.5, compare_paired({1}, {3.0}, {2}, {3.5})).verdict ==
         Verdict::Untestable);
 }
