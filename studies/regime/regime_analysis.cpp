@@ -85,12 +85,13 @@ std::string paired_text(Paired v) {
   return v == Paired::Helps ? "**helps**" : v == Paired::Hurts ? "**hurts**" : "mixed";
 }
 
+std::string pct(double percent) { return std::isfinite(percent) ? fmt(percent, "%+.1f") + " %" : "-"; }
+
 ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double alpha_high, double paper_low,
                               double paper_high, const PairedComparison& high_vs_low) {
-  auto pc = [](double v) { return fmt(v, "%+.1f") + " %"; };
   const std::string low = fmt(alpha_low, "%g"), high = fmt(alpha_high, "%g");
   const std::string claim = "on " + size + ", alpha0 " + low + " to " + high + ": ";
-  const std::string here = "alpha0 " + high + " against " + low + " " + pc(high_vs_low.percent) + ", " +
+  const std::string here = "alpha0 " + high + " against " + low + " " + pct(high_vs_low.percent) + ", " +
                            std::to_string(high_vs_low.wins) + "/" + std::to_string(high_vs_low.n) + " seeds lower";
   if (!std::isfinite(paper_low) || !std::isfinite(paper_high))
     return {Verdict::Untestable, claim + "the paper has no number at this subset; here " + here};
@@ -99,9 +100,9 @@ ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double 
   // is lower; its own alpha0-against-alpha0 change is the ratio of (1 + change) of the two
   const bool paper_falls = paper_high < paper_low;
   const double paper_ratio = 100.0 * ((1.0 + paper_high / 100.0) / (1.0 + paper_low / 100.0) - 1.0);
-  const std::string paper = "paper " + pc(paper_low) + " to " + pc(paper_high) + " against LN (" +
+  const std::string paper = "paper " + pct(paper_low) + " to " + pct(paper_high) + " against LN (" +
                             (paper_falls ? "falls" : "rises") + " with alpha0; " + high + " against " + low + " " +
-                            pc(paper_ratio) + ")";
+                            pct(paper_ratio) + ")";
   if (high_vs_low.n == 0) return {Verdict::Untestable, claim + paper + "; here no seed ran both"};
   const Paired expected = paper_falls ? Paired::Helps : Paired::Hurts;
   const Verdict v = high_vs_low.verdict == expected ? Verdict::Reproduced : Verdict::NotReproduced;

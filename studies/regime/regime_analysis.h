@@ -100,6 +100,7 @@ struct PairedComparison {
 PairedComparison compare_paired(const std::vector<int64_t>& seeds_a, const std::vector<double>& values_a,
                                 const std::vector<int64_t>& seeds_ref, const std::vector<double>& values_ref);
 std::string paired_text(Paired v);  // "**helps**", "**hurts**", "mixed"
+std::string pct(double percent);     // "+5.9 %", "-" for NaN: every change the report prints
 
 // The paper's alpha0 claim on one subset (Verma 2026's sweep: from alpha0 0.5 to 3, DyT's
 // change against LN falls on all the data, +42.0 % to +15.5 %, and rises on 1M tokens,

@@ -60,8 +60,6 @@ const PaperArm* paper_arm(const std::string& label) {
 
 double number(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
 
-std::string pct(double v) { return std::isfinite(v) ? fmt(v, "%+.1f") + " %" : "-"; }
-
 double mean_of(const std::vector<double>& v) {
   double s = 0;
   size_t n = 0;
