@@ -4,8 +4,8 @@
 # Tests that need what this machine or build may lack are not run without it, and are
 # counted as skipped, never as passed, each kind on a line with the reason:
 # - [cuda]: a GPU (a CPU build, or no GPU answered), asked with the hidden [cuda-probe];
-# - [needs-fortunes], [needs-fashion-mnist], [needs-mpi], [needs-unshare],
-#   [needs-address-limit]: a package, mpirun and the MPI build, a user namespace, programs
+# - [needs-fortunes], [needs-fashion-mnist], [needs-mpi], [needs-gnuplot], [needs-unshare],
+#   [needs-address-limit]: a package, mpirun and the MPI build, gnuplot, a user namespace, programs
 #   that start under ulimit -v (tests/needs.h), asked with the hidden
 #   [needs-X-probe], which prints "missing: <why>" when it fails.
 # Usage: scripts/run-tests.sh BINARY [FILTER] [TAGS]
@@ -43,7 +43,7 @@ skip() {
 if ! "$bin" "[cuda-probe]" >/dev/null 2>&1; then
   skip "[cuda]" "no GPU usable by this binary (build with make CUDA=1 on a GPU machine)"
 fi
-for need in fortunes fashion-mnist mpi unshare address-limit; do
+for need in fortunes fashion-mnist mpi gnuplot unshare address-limit; do
   if ! probe=$("$bin" "[needs-$need-probe]" 2>&1); then
     why=$(sed -n 's/^missing: //p' <<<"$probe" | head -1)
     skip "[needs-$need]" "${why:-its probe [needs-$need-probe] failed}"

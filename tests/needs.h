@@ -3,6 +3,7 @@
 //   [needs-fashion-mnist]  the four files of Debian's dataset-fashion-mnist
 //   [needs-mpi]            mpirun and this build's MPI twin (<build>-mpi/train_gpt)
 //   [needs-unshare]        `unshare -rm`: a private user and mount namespace
+//   [needs-gnuplot]        gnuplot on the PATH (Debian's gnuplot-nox draws the plots)
 //   [needs-address-limit]  this build's programs start under `ulimit -v` (not under
 //                          AddressSanitizer, whose shadow memory reserves terabytes)
 // scripts/run-tests.sh first runs each one's hidden probe ([needs-fortunes-probe], ...,
@@ -60,6 +61,11 @@ inline std::string missing_mpi() {
     if (!std::filesystem::exists(program))
       return program + " is not built (make MPI=1 with this build's other flags builds it)";
   return "";
+}
+
+inline std::string missing_gnuplot() {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) return "";
+  return "gnuplot is missing (apt-get install gnuplot-nox)";
 }
 
 inline std::string missing_unshare() {

@@ -364,6 +364,25 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   view["sweep_rows"] = sweep_rows;
   view["sweep_lines"] = sweep_lines;
   view["sweep"] = !sweep_rows.empty();
+  // the section only where the grid has an arm of the sweep; its sentence quotes the
+  // paper's sweep from kPaperArms, so the table and the prose cannot disagree
+  bool any_swept = false;
+  for (const Group& g : groups)
+    if (const PaperArm* pa = paper_arm(g.arm)) any_swept = any_swept || std::isfinite(pa->alpha0);
+  view["sweep_section"] = any_swept;
+  std::vector<const PaperArm*> paper_sweep;
+  for (const PaperArm& pa : kPaperArms)
+    if (std::isfinite(pa.alpha0)) paper_sweep.push_back(&pa);
+  std::sort(paper_sweep.begin(), paper_sweep.end(), [](const PaperArm* a, const PaperArm* b) { return a->alpha0 < b->alpha0; });
+  auto paper_sweep_text = [&](double PaperArm::*regime) {
+    std::string text;
+    for (const PaperArm* pa : paper_sweep) text += (text.empty() ? "" : ", ") + fmt(pa->*regime, "%+.1f");
+    return text + " %";
+  };
+  view["paper_sweep_from"] = fmt(paper_sweep.front()->alpha0, "%g");
+  view["paper_sweep_to"] = fmt(paper_sweep.back()->alpha0, "%g");
+  view["paper_sweep_rich"] = paper_sweep_text(&PaperArm::rich);
+  view["paper_sweep_scarce"] = paper_sweep_text(&PaperArm::scarce);
 
   for (const Group& g : groups) {
     if (g.model != "gpt") continue;

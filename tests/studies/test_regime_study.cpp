@@ -258,6 +258,10 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
       swept["runs"].push_back(low);
     }
   const std::string sweep_md = render_regime_report(swept, false);
+  // the sweep's sentence quotes the paper's alpha0 sweep (its manifest: 118M +42.0, +31.4,
+  // +18.8, +15.5 %; 1M -33.6, -34.1, -27.3, -20.5 %) in alpha0 order
+  CHECK_THAT(sweep_md, Contains("From alpha0 0.5 to 3 the paper's change against LN falls on all the data "
+                               "(+42.0, +31.4, +18.8, +15.5 %) and rises on 1M tokens (-33.6, -34.1, -27.3, -20.5 %: "));
   CHECK_THAT(sweep_md, Contains("| 3K | 533.3 | 0.5 | ") && Contains("| 3K | 533.3 | 2 | ") && Contains("| all | 0.7 | 2 | "));
   const size_t yes_at = sweep_md.find("Reproduced (same direction"), no_at = sweep_md.find("Did not reproduce");
   const size_t scarce_at = sweep_md.find("- the alpha0 sweep's direction: on 3K, alpha0 0.5 to 2: paper -33.6 % to -27.3 % "
@@ -287,6 +291,9 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK_THAT(ln_md, Contains("](regime_ln_loss.png)"));
   CHECK(ln_md.find("_screen.png") == std::string::npos);
   CHECK_THAT(ln_md, Contains("No all-DyT or hybrid cell in this grid"));
+  // nor an alpha0 sweep section: no arm of the sweep is in it
+  CHECK(ln_md.find("The alpha0 sweep") == std::string::npos);
+  CHECK(ln_md.find("two alpha0s") == std::string::npos);
   CHECK(ln_md.find("| width | subset | arm | saturation | rule predicts |") == std::string::npos);
   // DyT cells without a saturation at step 500 (runs that stopped before it) give the
   // plot's CSV no point, so no plot either; their table rows stay
@@ -505,7 +512,8 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
                         "2 of 6 (paper: rescued)");
 }
 
-TEST_CASE("plot_regime.sh: no screen plot for a grid without a DyT cell", "[regime][plots]") {
+TEST_CASE("plot_regime.sh: no screen plot for a grid without a DyT cell", "[regime][plots][needs-gnuplot]") {
+  REQUIRE_RESOURCE(missing_gnuplot());
   TempDir tmp;
   write_bytes(tmp.sub("loss.csv"), "bytes,ln\n3000,2.5\n30000,2.0\n");
   write_bytes(tmp.sub("screen.csv"), "saturation,percent\n");

@@ -23,5 +23,6 @@ void probe(const std::string& missing) {
 TEST_CASE("needs probe: fortunes", "[.needs-fortunes-probe]") { probe(nl::test::missing_fortunes()); }
 TEST_CASE("needs probe: fashion-mnist", "[.needs-fashion-mnist-probe]") { probe(nl::test::missing_fashion_mnist()); }
 TEST_CASE("needs probe: mpi", "[.needs-mpi-probe]") { probe(nl::test::missing_mpi()); }
+TEST_CASE("needs probe: gnuplot", "[.needs-gnuplot-probe]") { probe(nl::test::missing_gnuplot()); }
 TEST_CASE("needs probe: unshare", "[.needs-unshare-probe]") { probe(nl::test::missing_unshare()); }
 TEST_CASE("needs probe: address-limit", "[.needs-address-limit-probe]") { probe(nl::test::missing_address_limit()); }
