@@ -548,6 +548,7 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   view["overfit_rows"] = overfit_rows;
   view["instrument_rows"] = instrument_rows;
   view["paper_rows"] = paper_rows;
+  view["paper_table"] = !paper_rows.empty();
   view["vit_rows"] = vit_rows;
   view["vit"] = !vit_rows.empty();
   view["summary"] = summary;

@@ -294,6 +294,10 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   // nor an alpha0 sweep section: no arm of the sweep is in it
   CHECK(ln_md.find("The alpha0 sweep") == std::string::npos);
   CHECK(ln_md.find("two alpha0s") == std::string::npos);
+  // nor a paper number: its section says why instead of an empty table
+  CHECK_THAT(ln_md, Contains("No cell of this grid has a number of the paper beside it"));
+  CHECK(ln_md.find("| arm | regime | subset | paper | here |") == std::string::npos);
+  CHECK_THAT(md, Contains("| arm | regime | subset | paper | here |"));
   CHECK(ln_md.find("| width | subset | arm | saturation | rule predicts |") == std::string::npos);
   // DyT cells without a saturation at step 500 (runs that stopped before it) give the
   // plot's CSV no point, so no plot either; their table rows stay
