@@ -549,6 +549,14 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   view["instrument_rows"] = instrument_rows;
   view["paper_rows"] = paper_rows;
   view["paper_table"] = !paper_rows.empty();
+  // the arms of --grid full this grid has no run of, named (none on the full grid)
+  std::string absent_arms;
+  for (const std::string& label : full_grid_gpt_labels()) {
+    const bool present = std::any_of(groups.begin(), groups.end(),
+                                     [&](const Group& g) { return g.model == "gpt" && g.arm == label; });
+    if (!present) absent_arms += (absent_arms.empty() ? "" : ", ") + ("`" + label + "`");
+  }
+  view["absent_arms"] = absent_arms;
   view["vit_rows"] = vit_rows;
   view["vit"] = !vit_rows.empty();
   view["summary"] = summary;

@@ -156,6 +156,13 @@ std::vector<int> earlier_cells(const json& earlier, const std::string& path, con
 
 }  // namespace
 
+std::vector<std::string> full_grid_gpt_labels() {
+  std::vector<std::string> labels;
+  for (const auto* arms : {&kFullArms, &kLlamaArms})
+    for (const RunSpec& spec : parse_run_specs(*arms)) labels.push_back(spec.label);
+  return labels;
+}
+
 std::string size_label(int64_t size) {
   if (size < 0) return "all";
   if (size >= 1000000 && size % 100000 == 0) return fmt((double)size / 1e6, "%g") + "M";

@@ -51,6 +51,10 @@ struct RegimeCell {
 };
 std::vector<RegimeCell> regime_cells(const RegimePlan& plan);
 
+// The GPT arms' labels of --grid full (its arms and the Llama arms), in the grid's order:
+// the report names those a grid lacks.
+std::vector<std::string> full_grid_gpt_labels();
+
 // "30K", "2.3M", "all"; images "1000", "all".
 std::string size_label(int64_t size);
 // a cell without its seed, as --dry-run and the report's not-run list name it: "gpt w128 30K ln", "vit ln 1K images"

@@ -298,6 +298,19 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK_THAT(ln_md, Contains("No cell of this grid has a number of the paper beside it"));
   CHECK(ln_md.find("| arm | regime | subset | paper | here |") == std::string::npos);
   CHECK_THAT(md, Contains("| arm | regime | subset | paper | here |"));
+  // the arms of --grid full that a grid lacks are named, and a grid of every one has no such line
+  CHECK_THAT(md, Contains("- Arms of `--grid full` not in this grid: `dyt-a0.5`, `dyt-a1`, `dyt-a3`, `hardtanh-a1`, "
+                          "`ln-drop0.1`, `ln-drop0.3`, `ln-drop0.5`, `diff`, `llama-rms`, `llama-dyt-a2`, "
+                          "`llama-dyt-a2-gelu` ("));
+  nlohmann::json every_arm = results;
+  for (const std::string& label : full_grid_gpt_labels())
+    for (const auto& run : results["runs"])
+      if (run["arm"] == "ln" && label != "ln") {
+        nlohmann::json copy = run;
+        copy["arm"] = label;
+        every_arm["runs"].push_back(copy);
+      }
+  CHECK(render_regime_report(every_arm, false).find("not in this grid") == std::string::npos);
   CHECK(ln_md.find("| width | subset | arm | saturation | rule predicts |") == std::string::npos);
   // DyT cells without a saturation at step 500 (runs that stopped before it) give the
   // plot's CSV no point, so no plot either; their table rows stay
