@@ -331,15 +331,18 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   // the paper's alpha0 sweep at the base width: each alpha0's change against LN per
   // subset, and the paper's direction judged by the largest alpha0 against the smallest
   json sweep_rows = json::array(), sweep_lines = json::array();
+  // the paper's sweep, in alpha0 order
+  std::vector<const PaperArm*> paper_sweep;
+  for (const PaperArm& pa : kPaperArms)
+    if (std::isfinite(pa.alpha0)) paper_sweep.push_back(&pa);
+  std::sort(paper_sweep.begin(), paper_sweep.end(), [](const PaperArm* a, const PaperArm* b) { return a->alpha0 < b->alpha0; });
   auto ends = [](const Group& g) { return g.each([](const Run& r) { return r.val_end; }); };
   for (int64_t size : sizes) {
     const Group* ln = find_group(groups, "gpt", reference, size, base_width);
     std::vector<std::pair<const PaperArm*, const Group*>> swept;
-    for (const PaperArm& pa : kPaperArms)
-      if (std::isfinite(pa.alpha0))
-        if (const Group* g = find_group(groups, "gpt", pa.label, size, base_width)) swept.push_back({&pa, g});
+    for (const PaperArm* pa : paper_sweep)
+      if (const Group* g = find_group(groups, "gpt", pa->label, size, base_width)) swept.push_back({pa, g});
     if (!ln || swept.size() < 2) continue;
-    std::sort(swept.begin(), swept.end(), [](const auto& a, const auto& b) { return a.first->alpha0 < b.first->alpha0; });
     const DataRegime regime = data_regime(passes(steps, batch, seq, bytes_of(size)));
     auto paper_of = [&](const PaperArm& pa) {
       return regime == DataRegime::Scarce ? pa.scarce : regime == DataRegime::Rich ? pa.rich : NAN;
@@ -370,10 +373,6 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
   for (const Group& g : groups)
     if (const PaperArm* pa = paper_arm(g.arm)) any_swept = any_swept || std::isfinite(pa->alpha0);
   view["sweep_section"] = any_swept;
-  std::vector<const PaperArm*> paper_sweep;
-  for (const PaperArm& pa : kPaperArms)
-    if (std::isfinite(pa.alpha0)) paper_sweep.push_back(&pa);
-  std::sort(paper_sweep.begin(), paper_sweep.end(), [](const PaperArm* a, const PaperArm* b) { return a->alpha0 < b->alpha0; });
   auto paper_sweep_text = [&](double PaperArm::*regime) {
     std::string text;
     for (const PaperArm* pa : paper_sweep) text += (text.empty() ? "" : ", ") + fmt(pa->*regime, "%+.1f");
