@@ -32,19 +32,25 @@ void check_defined(const char* op, const Var& v, const char* name) {
 //   dL/dx     = rstd * (g - mean(g) - xhat * mean(g * xhat))     (means over the C channels)
 //   dL/dgamma = sum over tokens of dL/dy * xhat
 //   dL/dbeta  = sum over tokens of dL/dy
-// computed by layernorm_backward (tensor/cpu/layernorm.cpp).
+// computed by layernorm_backward (tensor/cpu/layernorm.cpp). Without beta (a norm built
+// with --norm-bias off) the kernels add zeros and the node has two inputs, x and gamma.
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   const char* op = "layer_norm";
   check_defined(op, x, "x");
   check_defined(op, gamma, "gamma");
-  check_defined(op, beta, "beta");
+  const bool has_beta = beta.defined();
   Tensor rows = as_rows(x.value(), op), gv = gamma.value().contiguous();
-  LayerNormForward fwd = layernorm_forward(rows, gv, beta.value().contiguous(), eps);
+  const Tensor bv = has_beta ? beta.value().contiguous() : Tensor::zeros(gv.shape(), DType::F32, gv.device());
+  LayerNormForward fwd = layernorm_forward(rows, gv, bv, eps);
   const Shape shape = x.shape();
-  Var out = record(op, fwd.y.reshape(shape), {x, gamma, beta},
-                   [rows, gv, mean = fwd.mean, rstd = fwd.rstd, shape](const Tensor& g) {
+  std::vector<Var> inputs{x, gamma};
+  if (has_beta) inputs.push_back(beta);
+  Var out = record(op, fwd.y.reshape(shape), inputs,
+                   [rows, gv, mean = fwd.mean, rstd = fwd.rstd, shape, has_beta](const Tensor& g) {
                      LayerNormGrads d = layernorm_backward(grad_rows(g, rows), rows, gv, mean, rstd);
-                     return std::vector<Tensor>{d.dx.reshape(shape), d.dgamma, d.dbeta};
+                     std::vector<Tensor> grads{d.dx.reshape(shape), d.dgamma};
+                     if (has_beta) grads.push_back(d.dbeta);
+                     return grads;
                    });
   if (out.node()) out.node()->attrs = {eps};
   return out;

@@ -77,6 +77,9 @@ std::string key_of(const std::string& option) {
 void describe_norm(json& j, const NormConfig& n, const std::string& final_norm) {
   j["norm"] = n.name;
   j["eps"] = number(n.eps);
+  // only when off: the descriptions of models with the shift, all written before the
+  // switch existed, stay as they were
+  if (!n.bias) j["norm_bias"] = false;
   auto declared = [&](const NormOption& option, const std::string& kind) {
     for (const NormOption& o : norm_kind(kind).options)
       if (o.name == option.name) return true;
@@ -94,6 +97,7 @@ void describe_norm(json& j, const NormConfig& n, const std::string& final_norm) 
 void read_norm(const Fields& d, NormConfig& n) {
   d.text("norm", n.name, true);
   d.real("eps", n.eps);
+  d.boolean("norm_bias", n.bias);
   for (const NormOption& o : norm_options()) {
     const std::string key = key_of(o.name);
     if (!d.has(key.c_str())) continue;

@@ -14,13 +14,16 @@ namespace {
 
 class Derf : public Norm {
  public:
-  Derf(int64_t dim, float alpha0, float shift0) {
+  Derf(int64_t dim, float alpha0, float shift0, bool with_bias) {
     alpha = register_parameter("alpha", Tensor::full({1}, alpha0));
     shift = register_parameter("shift", Tensor::full({1}, shift0));
     weight = register_parameter("weight", Tensor::ones({dim}));
-    bias = register_parameter("bias", Tensor::zeros({dim}));
+    if (with_bias) bias = register_parameter("bias", Tensor::zeros({dim}));
   }
-  Var composite(const Var& x) const override { return ag::add(ag::mul(ag::erf(bounded_arg(x)), weight), bias); }
+  Var composite(const Var& x) const override {
+    Var y = ag::mul(ag::erf(bounded_arg(x)), weight);
+    return bias.defined() ? ag::add(y, bias) : y;
+  }
   Var bounded_arg(const Var& x) const override { return ag::add(ag::mul(x, alpha), shift); }
 
  private:
@@ -35,7 +38,7 @@ NormKind derf_kind() {
   k.summary = "Derf: gamma erf(alpha x + s) + beta, alpha and s learnt scalars (--derf-alpha0, --derf-shift0)";
   k.source = "Chen, Lu, Zhu, Sun and Liu 2025, Stronger Normalization-Free Transformers";
   k.make = [](const NormConfig& c, int64_t dim, NormPlace) {
-    return std::make_shared<Derf>(dim, (float)c.option("derf-alpha0"), (float)c.option("derf-shift0"));
+    return std::make_shared<Derf>(dim, (float)c.option("derf-alpha0"), (float)c.option("derf-shift0"), c.bias);
   };
   k.options = {{"derf-alpha0", 0.5, -1e6, 1e6, "Derf's initial alpha"},
                {"derf-shift0", 0.0, -1e6, 1e6, "Derf's initial shift s"}};

@@ -31,7 +31,7 @@ NormKind dyt_kind() {
     if (place == NormPlace::Attention) alpha0 = c.option("dyt-alpha0-attn");
     if (place == NormPlace::Mlp) alpha0 = c.option("dyt-alpha0-mlp");
     if (place == NormPlace::Final) alpha0 = c.option("dyt-alpha0-final");
-    return std::make_shared<DyT>(dim, (float)alpha0, c.choice("dyt-beta") == "on");
+    return std::make_shared<DyT>(dim, (float)alpha0, c.choice("dyt-beta") == "on" && c.bias);
   };
   k.options = {
       {"dyt-alpha0", 0.5, -1e6, 1e6, "DyT's initial alpha at every site without its own"},

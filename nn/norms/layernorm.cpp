@@ -7,15 +7,16 @@
 
 namespace nl {
 
-LayerNorm::LayerNorm(int64_t dim, float eps_) : eps(eps_) {
+LayerNorm::LayerNorm(int64_t dim, float eps_, bool with_bias) : eps(eps_) {
   weight = register_parameter("weight", Tensor::ones({dim}));
-  bias = register_parameter("bias", Tensor::zeros({dim}));
+  if (with_bias) bias = register_parameter("bias", Tensor::zeros({dim}));
 }
 Var LayerNorm::forward(const Var& x) const { return ag::layer_norm(x, weight, bias, eps); }
 Var LayerNorm::composite(const Var& x) const {
   Var centred = ag::sub(x, ag::mean(x, {-1}, true));
   Var inv_spread = ag::rsqrt(ag::add_scalar(ag::mean(ag::mul(centred, centred), {-1}, true), eps));
-  return ag::add(ag::mul(ag::mul(centred, inv_spread), weight), bias);
+  Var y = ag::mul(ag::mul(centred, inv_spread), weight);
+  return bias.defined() ? ag::add(y, bias) : y;
 }
 
 NormKind layernorm_kind() {
@@ -24,7 +25,7 @@ NormKind layernorm_kind() {
   k.summary = "LayerNorm: gamma (x - mu) / sqrt(s^2 + eps) + beta";
   k.source = "Ba, Kiros and Hinton 2016, Layer Normalization";
   k.make = [](const NormConfig& c, int64_t dim, NormPlace) -> std::shared_ptr<Norm> {
-    return std::make_shared<LayerNorm>(dim, c.eps);
+    return std::make_shared<LayerNorm>(dim, c.eps, c.bias);
   };
   k.fused_ops = {"layer_norm"};
   k.ignores_shift = true;

@@ -37,6 +37,9 @@ struct NormOption {
 struct NormConfig {
   std::string name = "ln";
   float eps = 1e-5f;
+  // beta, the learnt shift, in the kinds that have one (ln, cbwc, dyt, hardtanh, derf):
+  // false builds them without it, as Verma's GPT-2 with bias=False (--norm-bias off)
+  bool bias = true;
   std::map<std::string, double> options;  // set by name ("dyt-alpha0")
 
   // The option's value: set, its declared default, or the value of the option it

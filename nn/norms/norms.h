@@ -9,7 +9,7 @@ namespace nl {
 // LN(x) = gamma (x - mu) / sqrt(s^2 + eps) + beta             nn/norms/layernorm.cpp
 class LayerNorm : public Norm {
  public:
-  LayerNorm(int64_t dim, float eps);
+  LayerNorm(int64_t dim, float eps, bool with_bias = true);  // with_bias false: no beta
   Var forward(const Var& x) const override;  // ag::layer_norm
   Var composite(const Var& x) const override;
   Var weight, bias;

@@ -36,7 +36,7 @@ NormKind cbwc_kind() {
   k.summary = "CBWC + RMSNorm: RMSNorm + beta on a zero-mean stream (centred embedding, CBWC projections) = LayerNorm";
   k.source = "Enjoy your layer normalization with the computational efficiency of RMSNorm (CBWC)";
   k.make = [](const NormConfig& c, int64_t dim, NormPlace) -> std::shared_ptr<Norm> {
-    return std::make_shared<RMSNorm>(dim, c.eps, true);
+    return std::make_shared<RMSNorm>(dim, c.eps, c.bias);
   };
   k.fused_ops = {"rms_norm"};
   k.centres_stream = true;

@@ -71,7 +71,8 @@ void check_against_composite(const Fn& fused, const Fn& composite, const std::ve
 Var composite_layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   Var mu = ag::mean(x, {-1}, true);
   Var s2 = ag::var(x, {-1}, true, 0);
-  return (x - mu) * ag::rsqrt(ag::add_scalar(s2, eps)) * gamma + beta;
+  Var y = (x - mu) * ag::rsqrt(ag::add_scalar(s2, eps)) * gamma;
+  return beta.defined() ? y + beta : y;
 }
 
 Var composite_rms_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
@@ -131,6 +132,7 @@ TEST_CASE("layernorm passes gradcheck on a transposed 2-D and a 3-D input", "[no
     Tensor gamma = gen.normal({8}, 1.0f, 0.5f), beta = gen.normal({8}, 0.0f, 0.5f);
     CHECK_GRADCHECK(gradcheck([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], v[2]); },
                               {x, gamma, beta}));
+    CHECK_GRADCHECK(gradcheck([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], Var()); }, {x, gamma}));
   }
 }
 
@@ -140,6 +142,10 @@ TEST_CASE("layernorm fused op equals its composite from mean, var, rsqrt (values
     check_against_composite([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], v[2]); },
                             [](const std::vector<Var>& v) { return composite_layer_norm(v[0], v[1], v[2], 1e-5f); },
                             in, {"x", "gamma", "beta"}, 1);
+    // without beta (--norm-bias off): the same op on x and gamma alone
+    check_against_composite([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], Var()); },
+                            [](const std::vector<Var>& v) { return composite_layer_norm(v[0], v[1], Var(), 1e-5f); },
+                            {in[0], in[1]}, {"x", "gamma"}, 5);
   });
 }
 
@@ -151,7 +157,14 @@ TEST_CASE("layernorm records one node named layer_norm holding eps", "[norms]") 
   CHECK(y.node()->inputs.size() == 3);
   CHECK(y.node()->inputs[0] == x.impl());
   CHECK(y.node()->attrs == std::vector<float>{1e-3f});
-  CHECK_THROWS_WITH(ag::layer_norm(x, gamma, Var()), Catch::Contains("layer_norm") && Catch::Contains("beta"));
+  // without beta the node has two inputs, and the value is that of a zero beta
+  Generator gen(105);
+  Var z(gen.normal({3, 4}), true);
+  Var no_beta = ag::layer_norm(z, gamma, Var(), 1e-3f);
+  REQUIRE(no_beta.node());
+  CHECK(no_beta.node()->inputs.size() == 2);
+  CHECK_CLOSE(no_beta.value(), ag::layer_norm(z, gamma, beta, 1e-3f).value(), 0, 0);
+  CHECK_THROWS_WITH(ag::layer_norm(x, Var(), beta), Catch::Contains("layer_norm") && Catch::Contains("gamma"));
 }
 
 // CBWC (NORMS.md): with V = W - (column means over the m outputs) and c = b - mean(b),

@@ -249,6 +249,55 @@ TEST_CASE("bias off: the blocks' linears have none, the norms keep theirs; forwa
   CHECK(without.forward(random_ids(gen, 3, 5, 16)).shape() == Shape{3, 5, 16});
 }
 
+// Verma's bias=False also removes the norms' beta (--norm-bias off): for every kind that
+// has one, no norm keeps a shift, the rest of the model is unchanged, and the gradients
+// of the bias-free model are those of the same model with a zero beta.
+TEST_CASE("norm bias off: no norm has a beta (ln, cbwc, dyt, hardtanh, derf), the same function as a zero beta",
+          "[nn]") {
+  for (const char* norm : {"ln", "cbwc", "dyt", "hardtanh", "derf"}) {
+    INFO(norm);
+    GPTConfig c = small(norm);
+    c.bias = false;
+    Generator g1(11), g2(11);
+    GPT with(c, g1);
+    c.norm.bias = false;
+    GPT without(c, g2);
+    int64_t norm_biases = 0;
+    for (const auto& name : names_of(with))
+      if (name.find(".bias") != std::string::npos) {
+        CHECK((name.find("ln") != std::string::npos));  // the linears have none (--bias off)
+        CHECK(names_of(without).count(name) == 0);
+        ++norm_biases;
+      }
+    CHECK(norm_biases == 2 * 2 + 1);  // ln1, ln2 per block and ln_f
+    CHECK(count_of(with) - count_of(without) == norm_biases * c.dim);
+    // described and read back with the switch
+    CHECK_FALSE(gpt_config_from_json(describe_gpt(c)).norm.bias);
+    CHECK(describe_gpt(c).find("\"norm_bias\":false") != std::string::npos);
+    CHECK(describe_gpt(small(norm)).find("norm_bias") == std::string::npos);  // unchanged with the shift
+    // the model without beta computes what the model with a zero beta does: its loss and the gradient of every
+    // parameter they share (the fused ops without beta are held to finite differences in test_norms.cpp)
+    Generator gen(12);
+    perturb(without, gen);
+    for (auto& [name, p] : without.named_parameters())
+      for (auto& [wname, wp] : with.named_parameters())
+        if (wname == name) wp.value().copy_from(p.value());
+    const Tensor ids = random_ids(gen, 2, 5, c.vocab), targets = random_ids(gen, 2, 5, c.vocab);
+    with.zero_grad();
+    without.zero_grad();
+    Var lw = with.loss(ids, targets), lo = without.loss(ids, targets);
+    CHECK(lo.item() == Approx(lw.item()).epsilon(1e-6));
+    lw.backward();
+    lo.backward();
+    for (const auto& [name, p] : without.named_parameters())
+      for (const auto& [wname, wp] : with.named_parameters())
+        if (wname == name) {
+          INFO(name);
+          CHECK_CLOSE(p.grad(), wp.grad(), 1e-5, 1e-6);
+        }
+  }
+}
+
 TEST_CASE("untied head: lm_head (vocab, dim) of N(0, 0.02), drawn last; the head is used, wte only embeds", "[nn]") {
   GPTConfig c = small("rms");
   c.vocab = 64;

@@ -176,6 +176,19 @@ TEST_CASE("schedule without warmup starts at the peak", "[optim]") {
   CHECK(lr_at(100, 100, 0, 2e-3f, 0.0f) == Approx(0.0).margin(1e-9));
 }
 
+TEST_CASE("schedule flat: Verma's linear warmup over 2000 of 5000 steps, then lr to the end", "[optim]") {
+  const float lr = 3e-4f, min_lr = 1e-5f;
+  CHECK(lr_at(0, 5000, 2000, lr, min_lr, "flat") == Approx(1.5e-7).epsilon(1e-6));  // lr / 2000
+  CHECK(lr_at(999, 5000, 2000, lr, min_lr, "flat") == Approx(1.5e-4).epsilon(1e-6));
+  CHECK(lr_at(1999, 5000, 2000, lr, min_lr, "flat") == Approx(3e-4).epsilon(1e-6));
+  // flat: min_lr plays no part, at the last step and beyond
+  for (int64_t s : {2000, 3500, 4999, 5000, 7000}) CHECK(lr_at(s, 5000, 2000, lr, min_lr, "flat") == lr);
+  // the warmup is the cosine schedule's
+  for (int64_t s = 0; s < 2000; s += 97)
+    CHECK(lr_at(s, 5000, 2000, lr, min_lr, "flat") == lr_at(s, 5000, 2000, lr, min_lr, "cosine"));
+  CHECK_THROWS_WITH(lr_at(0, 10, 2, lr, min_lr, "linear"), Catch::Contains("unknown schedule 'linear'"));
+}
+
 TEST_CASE("clip_grad_norm returns the global norm and scales to max_norm", "[optim]") {
   // 15 gradient elements over weight and bias: three nonzero, 3, 4 (weight) and 12
   // (bias): global norm sqrt(9 + 16 + 144) = 13.

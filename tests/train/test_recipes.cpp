@@ -106,6 +106,40 @@ TEST_CASE("recipes: flags given override the recipe's wherever they stand, and t
     if (key != "recipe") CHECK(plain.values[key] == value);
 }
 
+// ../shared/NORMS.md, "Verma's released schedule": the values below are read from there,
+// not from the recipe table.
+TEST_CASE("recipes: --recipe verma is Verma's released schedule and bias-free GPT-2", "[recipes]") {
+  const Parsed v = parse({"--recipe", "verma", "--norm", "dyt"});
+  const GPTRunConfig& c = v.c;
+  CHECK(c.recipe == "verma");
+  CHECK(c.lr == Approx(3e-4f));
+  CHECK(c.steps == 5000);
+  CHECK(c.warmup == 2000);
+  CHECK(c.schedule == "flat");
+  CHECK(c.beta1 == Approx(0.9f));
+  CHECK(c.beta2 == Approx(0.95f));
+  CHECK(c.wd == Approx(0.1f));
+  CHECK(c.clip == Approx(1.0f));
+  CHECK_FALSE(c.wd_all);
+  CHECK((c.model.block == "pre" && c.model.mlp == "gelu" && c.model.tied_head));
+  CHECK_FALSE(c.model.bias);
+  CHECK_FALSE(c.model.norm.bias);
+  CHECK(c.model.dropout == 0.0f);
+  CHECK(c.model.emb_scale0 == 0.0f);
+  for (const char* site : {"dyt-alpha0-attn", "dyt-alpha0-mlp", "dyt-alpha0-final"}) CHECK(c.model.norm.option(site) == 2);
+  CHECK(v.values["schedule"] == "flat");
+  CHECK(v.values["norm_bias"] == "off");
+  // the norm is the caller's: the regime study's arms set it; an arm's flags override the recipe's
+  CHECK(parse({"--recipe", "verma"}).c.model.norm.name == "ln");
+  CHECK(parse({"--recipe", "verma", "--norm", "dyt", "--dyt-alpha0", "0.5"}).c.model.norm.option("dyt-alpha0-final") ==
+        0.5);
+  CHECK(recipes_listing().find("verma: ") != std::string::npos);
+  CHECK(recipes_listing().find("lucky-verma/dyt-composition-study") != std::string::npos);
+  // the defaults keep the cosine and the norms' shift
+  CHECK(parse({}).c.schedule == "cosine");
+  CHECK(parse({}).c.model.norm.bias);
+}
+
 TEST_CASE("recipes: config.json records the recipe and every expanded flag, and replays to the same run",
           "[recipes]") {
   const Parsed r = parse({"--recipe", "dyt-llm", "--seed", "7"});
@@ -237,13 +271,13 @@ struct KeepThreads {
 
 }  // namespace
 
-TEST_CASE("recipes: runs of bhyt-released and dyt-llm stopped at 40 and resumed end as straight runs", "[train][recipes]") {
+TEST_CASE("recipes: runs of bhyt-released, dyt-llm and verma stopped at 40 and resumed end as straight runs", "[train][recipes]") {
   if (!fs::is_directory(kFortunes)) {
     WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
     return;
   }
   KeepThreads keep;
-  for (const char* recipe : {"bhyt-released", "dyt-llm"}) {
+  for (const std::string recipe : {"bhyt-released", "dyt-llm", "verma"}) {
     INFO(recipe);
     TempDir tmp;
     const std::string A = tmp.sub("A"), B = tmp.sub("B");
@@ -274,6 +308,21 @@ TEST_CASE("recipes: runs of bhyt-released and dyt-llm stopped at 40 and resumed 
       return out;
     };
     const auto ra = rows(A), rb = rows(B);
+    if (recipe == "verma") {  // --schedule flat: the log's lr (column 3) is 3e-4 from the warmup's end on
+      int flat_rows = 0;
+      for (size_t i = 1; i < ra.size(); ++i) {
+        std::stringstream ls(ra[i]);
+        std::string step, train, val, lr;
+        std::getline(ls, step, ',');
+        std::getline(ls, train, ',');
+        std::getline(ls, val, ',');
+        std::getline(ls, lr, ',');
+        if (std::stoll(step) < 5) continue;
+        CHECK(std::stod(lr) == Approx(3e-4).epsilon(1e-6));
+        ++flat_rows;
+      }
+      CHECK(flat_rows >= 50);
+    }
     CHECK(rb.size() == ra.size());
     for (size_t i = 0; i < std::min(ra.size(), rb.size()); ++i)
       if (rb[i] != ra[i]) {
@@ -286,12 +335,14 @@ TEST_CASE("recipes: runs of bhyt-released and dyt-llm stopped at 40 and resumed 
       REQUIRE(tb.tensors.count(name) == 1);
       CHECK(tb.tensors.at(name).to_vector() == t.to_vector());
     }
-    // the checkpoint's names: no learned positions, the recipe's head, no biases in the linears
-    CHECK(ta.tensors.count("wpe.weight") == 0);
+    // the checkpoint's names: learned positions only on GPT-2's block (verma), the recipe's head, no biases in
+    // the linears, and no norm's beta (verma: --norm-bias off; the others' norms have none)
+    CHECK(ta.tensors.count("wpe.weight") == (recipe == "verma" ? 1u : 0u));
     CHECK(ta.tensors.count("blocks.0.attn.qkv.bias") == 0);
-    CHECK(ta.tensors.count("lm_head.weight") == (std::string(recipe) == "dyt-llm" ? 1u : 0u));
+    CHECK(ta.tensors.count("lm_head.weight") == (recipe == "dyt-llm" ? 1u : 0u));
+    CHECK(ta.tensors.count("ln_f.bias") == 0);
     CHECK(ta.tensors.count("blocks.0.ln1.bias") == 0);
     // --bhyt-refresh auto is resolved for the run's 60 steps: every max(1, min(1000, 60 / 50)) = 1
-    if (std::string(recipe) == "bhyt-released") CHECK_THAT(ta.metadata.at("model"), Contains("\"bhyt_refresh\":1"));
+    if (recipe == "bhyt-released") CHECK_THAT(ta.metadata.at("model"), Contains("\"bhyt_refresh\":1"));
   }
 }

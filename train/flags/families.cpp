@@ -24,6 +24,14 @@ void add_norm_flags(FlagParser& p, NormConfig& n) {
   std::vector<std::string> names;
   for (const NormKind& k : norm_kinds()) names.push_back(k.name);
   p.choice("--norm", n.name, names, "the normalization layer: " + norm_choices());
+  p.custom(
+      "--norm-bias", n.bias ? "on" : "off",
+      [&n](const std::string& v) {
+        NL_CHECK(v == "on" || v == "off", "--norm-bias: unknown value '", v, "' (choose one of: on, off)");
+        n.bias = v == "on";
+      },
+      "beta, the learnt shift of the norms that have one (ln, cbwc, dyt, hardtanh, derf): on | off (Verma's "
+      "bias=False)");
   // every option the registered kinds declare, as --<option>, checked against its range
   for (const NormOption& o : norm_options()) {
     const std::string flag = "--" + o.name;
@@ -75,6 +83,8 @@ void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps) {
   p.integer("--warmup", c.warmup, 0, kMaxSteps, "linear warmup steps");
   p.positive("--lr", c.lr, 1e35, "peak learning rate");
   p.real("--min-lr", c.min_lr, 0, 1e35, "learning rate at the end of the cosine (at most --lr)");
+  p.choice("--schedule", c.schedule, {"cosine", "flat"},
+           "after the warmup: cosine from --lr to --min-lr at the last step, or flat at --lr to the end");
   p.real("--wd", c.wd, 0, 1e6, "AdamW weight decay (of the 2-D weights; every parameter with --wd-all)");
   p.toggle("--wd-all", c.wd_all, "weight decay on every parameter (gains, biases, scalars too), as DyT's LLaMA recipe");
   p.real("--beta1", c.beta1, 0, 1, "AdamW's beta1 (in [0, 1))");

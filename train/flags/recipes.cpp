@@ -56,6 +56,19 @@ const std::vector<Recipe>& recipes() {
        "Verma 2026, \"When Does Removing LayerNorm Help?\" (arXiv 2604.23434, github.com/lucky-verma/"
        "dyt-composition-study): GPT-2 models with every LayerNorm replaced by DyT, alpha0 = 2.0 everywhere, linears "
        "without biases. Kept from the demo: the optimizer and schedule."},
+      {"verma",
+       "Verma's released schedule on GPT-2's block: lr 3e-4, 2000 warmup steps of 5000, then flat; no biases at all",
+       {"--block", "pre", "--mlp", "gelu", "--bias", "off", "--norm-bias", "off", "--tied-head", "on", "--emb-scale",
+        "none", "--dropout", "0", "--dyt-alpha0", "2", "--lr", "0.0003", "--steps", "5000", "--warmup", "2000",
+        "--schedule", "flat", "--beta1", "0.9", "--beta2", "0.95", "--wd", "0.1", "--clip", "1"},
+       "lucky-verma/dyt-composition-study, read from the files: code/train.py's defaults with code/run_3seed.sh's "
+       "flags. AdamW lr 3e-4, betas (0.9, 0.95), weight decay 0.1, clip 1.0; a 2000-step linear warmup out of "
+       "5000 steps, then a cosine over 600 000 steps, which stays within 0.01 % of 3e-4 over the 3000 steps left: "
+       "--schedule flat says so; bias=False on every linear and every norm (LayerNorm's and DyT's beta: "
+       "--bias off --norm-bias off); dropout 0; tied head; alpha0 2.0 at every DyT, the final one included. Any "
+       "--norm: the regime study's arms set it. Kept from normlab's scale: the model (4 x 128 here, theirs 12 x "
+       "512 x 8 heads), the batch (16 x 64 bytes here, theirs 64 x 512 tokens), fp32 (theirs bf16); the "
+       "evaluation cadence is the study's."},
   };
   return all;
 }
@@ -83,8 +96,8 @@ std::string recipes_listing() {
 
 void add_recipe_flags(FlagParser& p, std::string& recipe_name) {
   p.text("--recipe", recipe_name,
-         "a named bundle of flags (plain, bhyt-released, dyt-llm, dyt-verma: --list-recipes); flags given override "
-         "it");
+         "a named bundle of flags (plain, bhyt-released, dyt-llm, dyt-verma, verma: --list-recipes); flags given "
+         "override it");
   p.implies("--recipe", [](const std::string& name) {
     return name.empty() ? std::vector<std::string>{} : recipe(name).flags;
   });

@@ -16,6 +16,7 @@ namespace nl {
 struct TrainConfig {
   int64_t batch = 16, steps = 500, warmup = 50;  // the global batch; the schedule's length
   float lr = 1e-3f, min_lr = 1e-4f, wd = 0.1f, clip = 1.0f;
+  std::string schedule = "cosine";  // after the warmup: cosine to min_lr, or flat at lr (optim.h: lr_at)
   float beta1 = 0.9f, beta2 = 0.99f;
   bool wd_all = false;  // weight decay on every parameter, not only the 2-D weights
   uint64_t seed = 1337;

@@ -225,7 +225,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const auto t0 = Clock::now();
     const double cpu0 = process_cpu_seconds();
     if (governor) governor->start_step();
-    const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
+    const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr, c.schedule);
     task.next_batch(c.batch, x, y);
     const StepOutcome s = train_step(
         [&] { return task.loss(x.slice(0, shard_start, shard_start + shard), y.slice(0, shard_start, shard_start + shard)); },

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "tensor/error.h"
+
 namespace nl {
 namespace {
 
@@ -47,8 +49,10 @@ void SGD::step(float lr) {
   started_ = true;
 }
 
-float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr) {
+float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr, const std::string& schedule) {
+  NL_CHECK(schedule == "cosine" || schedule == "flat", "lr_at: unknown schedule '", schedule, "' (cosine, flat)");
   if (step < warmup) return lr * (float)(step + 1) / (float)warmup;
+  if (schedule == "flat") return lr;
   if (step >= total) return min_lr;
   const double progress = (double)(step - warmup) / (double)std::max<int64_t>(total - warmup, 1);
   return min_lr + (float)(0.5 * (1.0 + std::cos(M_PI * progress))) * (lr - min_lr);
