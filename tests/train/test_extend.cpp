@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/fake_fashion_mnist.h"
 #include "tests/train/run_fixtures.h"
 #include "train/io/safetensors.h"
 
@@ -87,6 +88,16 @@ TEST_CASE("extend-to: --resume refuses a changed --steps and names --extend-to; 
   require_ok(run_limited(kTrainGpt, f.tiny + " --resume --extend-to 6 --out " + run, f.tmp));
   // extended to 6: resuming it with the run's end at 4 again is past its end
   expect_refused(kTrainGpt, f.tiny + " --resume --out " + run, run, {"step 6", "--extend-to"}, f.tmp);
+}
+
+TEST_CASE("extend-to: train_vit's runs are extended by the same loop", "[cli]") {
+  REQUIRE(fs::exists(kTrainVit));
+  FakeVitRun v;
+  const std::string run = v.tmp.sub("run");
+  require_ok(run_limited(kTrainVit, v.tiny + " --steps 4 --out " + run, v.tmp));
+  require_ok(run_limited(kTrainVit, v.tiny + " --steps 4 --resume --extend-to 6 --out " + run, v.tmp));
+  CHECK(read_csv_rows(run + "/log.csv").size() == 7);  // header + 6 steps
+  CHECK(nlohmann::json::parse(read_bytes(run + "/result.json")).at("steps") == 6);
 }
 
 TEST_CASE("resume: a finished run resumed trains nothing and reports the run's throughput, not nan", "[cli]") {

@@ -153,6 +153,9 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd, c.wd_all});
   const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
   NL_CHECK(!c.recipe_keys.empty(), "train: internal: the run's recipe keys are not set");
+  // a ViT's --steps may come from --epochs after its flags were checked
+  NL_CHECK(c.extend_to == 0 || c.extend_to >= c.steps, "--extend-to must be 0 or at least the run's ", c.steps,
+           " steps, got ", c.extend_to);
   // every check comes before the first write: the folder (again, just before it is
   // used), the weights to start from, the checkpoint to continue and its recipe
   check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
