@@ -5,15 +5,23 @@
 //   build/release/train_gpt --norm rms --block lns --layers 16 --out runs/lns
 //   build/release/train_gpt --norm dyt --emb-scale sqrt --screen-dyt   # DyT's 500-step screening verdict
 //   build/release/train_gpt --config runs/cbwc/config.json --seed 2 --out runs/cbwc-s2
+//   build/release/train_gpt --config runs/cbwc/config.json --out runs/cbwc --resume --extend-to 1000
+//   build/release/train_gpt --eval-only runs/cbwc                  # its validation loss and perplexity
 // Bad input (an unknown flag or norm, a shape that does not fit, missing data, a bad
 // checkpoint) prints one line naming the problem and exits with code 2.
 // Data parallel over N processes (a build with make MPI=1; docs/distributed.md):
 //   mpirun -np 2 build/release-mpi/train_gpt --batch 16 --threads 1 --out runs/dp
+#include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "studies/grid/commands.h"
 #include "tensor/threads.h"
 #include "train/flags/program.h"
+#include "train/gpt/gpt_checkpoint.h"
+#include "train/gpt/gpt_eval.h"
+#include "train/io/checkpoint.h"
+#include "train/io/safetensors.h"
 #include "train/safety/distributed.h"
 #include "train/safety/stop_signals.h"
 
@@ -21,10 +29,33 @@ using namespace nl;
 
 namespace {
 
+const char* kSummary = "Train a byte-level GPT on Debian's fortunes text and compare normalization layers.";
+
+// --eval-only: the run's settings are the flags its checkpoint recorded, then the
+// command line's (which override them, as after --config); nothing is written.
+int evaluate(int argc, char** argv, const std::string& path) {
+  const std::string file = checkpoint_in(path);
+  std::vector<std::string> args = recorded_flags(load_safetensors(file).metadata, file, "train_gpt", "--eval-only");
+  args.insert(args.end(), argv + 1, argv + argc);
+  FlagParser p("train_gpt", kSummary);
+  TrainGptCommand command;
+  add_train_gpt_flags(p, command);
+  p.parse(args);
+  set_num_threads(command.run.threads);
+  const GPTEvaluation e = evaluate_gpt(command.run, path, command.eval_file);
+  std::ostringstream loss;
+  loss.precision(9);  // as log.csv writes it
+  loss << e.loss;
+  std::printf("eval: loss %s nats per byte, perplexity %.4f, on %s; checkpoint %s at step %lld\n", loss.str().c_str(),
+              std::exp(e.loss), e.source.c_str(), e.checkpoint.c_str(), (long long)e.step);
+  return 0;
+}
+
 int train(int argc, char** argv) {
-  FlagParser p("train_gpt", "Train a byte-level GPT on Debian's fortunes text and compare normalization layers.");
+  FlagParser p("train_gpt", kSummary);
   TrainGptCommand command;
   if (!parse_training_command(p, command, add_train_gpt_flags, argc, argv)) return 0;
+  if (!command.eval_only.empty()) return evaluate(argc, argv, command.eval_only);
   const GPTRunConfig& c = command.run;
   dist::set_collective_timeout(command.dist_timeout);
   if (command.screen) {

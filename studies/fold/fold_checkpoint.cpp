@@ -259,7 +259,7 @@ int fold_ln_main(const std::vector<std::string>& args) {
   add_threads_flag(p, threads);
   if (!p.parse(args)) return 0;
   set_num_threads(threads);
-  if (fs::is_directory(in)) in = (fs::path(in) / "checkpoint.safetensors").string();
+  in = checkpoint_in(in);
   NL_CHECK(fs::is_regular_file(in), "no checkpoint at ", in);
   // the folded checkpoint is a run's; it never replaces one (the input's included)
   check_fresh_folder(out_dir, "--out", false, false);

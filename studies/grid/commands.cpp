@@ -22,6 +22,17 @@ void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
          "with several MPI ranks: seconds one rank may wait for the others in one collective before it gives up "
          "(0: forever)",
          FlagRole::Setting);
+  p.text("--eval-only", c.eval_only,
+         "train nothing: print the validation loss and perplexity of this checkpoint (a run's folder or a "
+         ".safetensors file), with the flags its run recorded (flags given override them)",
+         FlagRole::Control);
+  p.text("--eval-file", c.eval_file, "with --eval-only: every byte of this file instead of the validation split",
+         FlagRole::Control);
+  p.check([&c] {
+    NL_CHECK(c.eval_file.empty() || !c.eval_only.empty(), "--eval-file needs --eval-only (the checkpoint to evaluate)");
+    NL_CHECK(c.eval_only.empty() || (!c.run.resume && !c.run.overwrite && !c.screen),
+             "--eval-only trains nothing: it takes no --resume, --overwrite or --screen-dyt");
+  });
   // the run's estimate again, with what the probes add: their held-out batches and the
   // forward over each (the activation statistics, the screening, the measurements)
   p.check([&c] {

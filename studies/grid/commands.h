@@ -24,6 +24,8 @@ struct TrainGptCommand {
   bool screen = false;      // --screen-dyt: stop at the screening step with the rule's verdict
   ScreenSettings screening;
   double dist_timeout = 300;
+  std::string eval_only;  // --eval-only PATH: evaluate that checkpoint, train nothing (train/gpt/gpt_eval.h)
+  std::string eval_file;  // --eval-file FILE: ... on this file instead of the validation split
 };
 void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c);
 

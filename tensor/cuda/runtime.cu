@@ -26,6 +26,7 @@ cudaError_t probe_error() {
 }  // namespace
 
 bool cuda_available() { return probe_error() == cudaSuccess; }
+bool cuda_built() { return true; }
 
 void* cuda_system_alloc(size_t bytes) {
   NL_CHECK(cuda_available(), "allocator: no CUDA GPU available (", cudaGetErrorString(probe_error()), ")");

@@ -9,6 +9,7 @@
 namespace nl {
 
 bool cuda_available() { return false; }
+bool cuda_built() { return false; }
 void* cuda_system_alloc(size_t) { fail("allocator: this build has no CUDA (rebuild with make CUDA=1)"); }
 void cuda_system_free(void*) {}
 

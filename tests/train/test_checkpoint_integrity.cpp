@@ -5,7 +5,8 @@
 // training writes: a NaN or infinite weight, a negative second moment, more optimizer
 // steps than steps. Every refusal is exit 2, one line, the run's folder byte for byte
 // as it was. A weights-only safetensors file (another framework's) starts a run with
-// --init-from, its names and shapes checked.
+// --init-from, its names and shapes checked, its tensors F32 or BF16 / F16 (converted);
+// --init-from also takes a run's folder.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -38,6 +39,17 @@ struct StoppedRun {
     expect_refused(kTrainGpt, f.tiny + " --resume --out " + dir, dir, needles, f.tmp);
   }
 };
+
+// log.csv's rows without the throughput column, the one that timing changes
+std::vector<std::vector<std::string>> rows_without_speed(const std::string& dir) {
+  auto rows = read_csv_rows(dir + "/log.csv");
+  REQUIRE(!rows.empty());
+  size_t speed = 0;
+  while (speed < rows[0].size() && rows[0][speed] != "tok_per_s") ++speed;
+  for (auto& row : rows)
+    if (speed < row.size()) row.erase(row.begin() + (long)speed);
+  return rows;
+}
 
 void set_value(nl::SafetensorsFile& file, const std::string& name, int64_t i, float v) {
   std::vector<float> values = file.tensors.at(name).to_vector();
@@ -149,4 +161,48 @@ TEST_CASE("checkpoint integrity: --init-from takes a weights-only safetensors fi
   auto reshaped = weights;
   reshaped.at("wpe.weight") = weights.at("wpe.weight").reshape({-1});
   refused(reshaped, "wpe.weight");
+}
+
+TEST_CASE("checkpoint integrity: --init-from takes a run's folder, and BF16 weights converted to F32",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  StoppedRun run;
+  auto start = [&](const std::string& name, const std::string& from) {
+    const std::string out = run.f.tmp.sub(name);
+    const RunResult r = run_limited(kTrainGpt, run.f.tiny + " --init-from " + from + " --out " + out, run.f.tmp);
+    INFO("--init-from " << from << "\nstderr: " << r.err);
+    REQUIRE(r.code == 0);
+    return rows_without_speed(out);
+  };
+  CHECK(start("from-folder", run.dir) == start("from-file", run.checkpoint));
+
+  // the weights cut to bfloat16 (the top 16 bits of each float): once as F32, once as BF16
+  const nl::SafetensorsFile trained = nl::load_safetensors(run.checkpoint);
+  std::map<std::string, nl::Tensor> cut;
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  std::string data;
+  for (const auto& [name, t] : trained.tensors) {
+    if (name.rfind("optim.", 0) == 0) continue;
+    std::vector<float> values = t.to_vector();
+    std::vector<int64_t> shape;
+    for (int d = 0; d < t.dim(); ++d) shape.push_back(t.size(d));
+    const size_t begin = data.size(), end = begin + 2 * values.size();
+    header[name] = {{"dtype", "BF16"}, {"shape", shape}, {"data_offsets", {begin, end}}};
+    for (float& v : values) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      bits &= 0xFFFF0000u;
+      std::memcpy(&v, &bits, 4);
+      data += (char)((bits >> 16) & 0xFF), data += (char)(bits >> 24);
+    }
+    cut[name] = nl::Tensor::from_vector(values, t.shape());
+  }
+  const std::string text = header.dump();
+  std::string bytes;
+  for (int k = 0; k < 8; ++k) bytes += (char)(((uint64_t)text.size() >> (8 * k)) & 0xFF);
+  write_bytes(run.f.tmp.sub("bf16.safetensors"), bytes + text + data);
+  nl::save_safetensors(run.f.tmp.sub("cut.safetensors"), cut, {});
+  const auto from_bf16 = start("from-bf16", run.f.tmp.sub("bf16.safetensors"));
+  CHECK(from_bf16 == start("from-cut", run.f.tmp.sub("cut.safetensors")));
+  CHECK(from_bf16 != start("from-f32", run.checkpoint));  // the cut changed the weights
 }

@@ -83,6 +83,14 @@ TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused
   if (!nl::cuda_available()) expect_refused_into(kProgram, "--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
 }
 
+// refused at the flag, before the data (missing here) is looked for or a model built
+TEST_CASE("train_gpt cli: --device cuda on a build without CUDA is refused at the flag", "[cli]") {
+  if (!program_built(kProgram) || nl::cuda_built()) return;
+  Fixture f;
+  expect_refused_into(kProgram, "--device cuda --overwrite --data /nonexistent/fortunes " + kTiny, f.out,
+                      {"--device cuda", "this build has no CUDA", "make CUDA=1"}, f.tmp);
+}
+
 TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {
   if (!program_built(kProgram)) return;
   Fixture f;

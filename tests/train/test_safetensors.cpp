@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -130,6 +131,41 @@ TEST_CASE("safetensors reads headers other writers make: whitespace, escapes, I6
   std::string big = std::string("\x00\x00\x00\x80\x00\x00\x00\x00", 8);  // 2^31
   write_bytes(path, file_with_header("{\"n\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}}", big));
   REQUIRE_THROWS_WITH(load_safetensors(path), Contains("does not fit in int32"));
+}
+
+// Little-endian bytes of 16-bit patterns (F16, BF16).
+std::string le16(const std::vector<uint16_t>& bits) {
+  std::string s;
+  for (uint16_t b : bits) s += (char)(b & 0xFF), s += (char)(b >> 8);
+  return s;
+}
+
+TEST_CASE("safetensors reads F16 and BF16 as F32 where asked (--init-from), exactly; refuses them otherwise",
+          "[safetensors]") {
+  TempDir dir;
+  const std::string path = dir.sub("half.safetensors");
+  // F16: 1, -2, 1/3 rounded, the smallest subnormal 2^-24, a subnormal 2^-15, the largest 65504, -0
+  const std::vector<uint16_t> f16 = {0x3C00, 0xC000, 0x3555, 0x0001, 0x0200, 0x7BFF, 0x8000};
+  // BF16: 1, -2.5, 3.140625, the smallest subnormal 2^-133
+  const std::vector<uint16_t> bf16 = {0x3F80, 0xC020, 0x4049, 0x0001};
+  write_bytes(path, file_with_header("{\"a\":{\"dtype\":\"F16\",\"shape\":[7],\"data_offsets\":[0,14]},"
+                                     "\"b\":{\"dtype\":\"BF16\",\"shape\":[2,2],\"data_offsets\":[14,22]}}",
+                                     le16(f16) + le16(bf16)));
+  REQUIRE_THROWS_WITH(load_safetensors(path), Contains("unsupported dtype \"F16\""));
+  const SafetensorsFile f = load_safetensors(path, HalfFloats::ToF32);
+  REQUIRE(f.tensors.at("a").dtype() == DType::F32);
+  const std::vector<float> a = f.tensors.at("a").to_vector();
+  REQUIRE(a.size() == 7);
+  CHECK(a[0] == 1.0f);
+  CHECK(a[1] == -2.0f);
+  CHECK(a[2] == std::ldexp(1365.0f, -12));  // 0x3555: (1024 + 341) * 2^(13 - 15 - 10)
+  CHECK(a[3] == std::ldexp(1.0f, -24));
+  CHECK(a[4] == std::ldexp(1.0f, -15));
+  CHECK(a[5] == 65504.0f);
+  CHECK(a[6] == 0.0f);
+  CHECK(std::signbit(a[6]));
+  CHECK(f.tensors.at("b").shape() == Shape{2, 2});
+  CHECK(f.tensors.at("b").to_vector() == std::vector<float>{1.0f, -2.5f, 3.140625f, std::ldexp(1.0f, -133)});
 }
 
 TEST_CASE("safetensors rejects corrupt files with a message naming file and problem", "[safetensors]") {

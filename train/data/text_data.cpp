@@ -94,4 +94,30 @@ std::vector<std::pair<Tensor, Tensor>> fixed_batches(const std::vector<uint8_t>&
   return out;
 }
 
+std::vector<std::pair<Tensor, Tensor>> consecutive_batches(const std::vector<uint8_t>& data, int64_t T, int64_t B) {
+  NL_CHECK(data.size() >= 2 && T >= 1 && B >= 1, "consecutive_batches: needs 2 bytes, T >= 1 and B >= 1");
+  const int64_t n = (int64_t)data.size() - 1;  // bytes that have a next one
+  std::vector<std::pair<Tensor, Tensor>> out;
+  std::vector<int32_t> inputs, targets;
+  int64_t rows = 0;
+  auto flush = [&](int64_t length) {
+    out.emplace_back(Tensor::from_ints(inputs, {rows, length}), Tensor::from_ints(targets, {rows, length}));
+    inputs.clear(), targets.clear();
+    rows = 0;
+  };
+  for (int64_t start = 0; start < n; start += T) {
+    const int64_t length = std::min(T, n - start);
+    // a batch holds windows of one length: the short last one gets its own
+    if (rows > 0 && (length < T || rows == B)) flush(T);
+    for (int64_t k = 0; k < length; ++k) {
+      inputs.push_back(data[(size_t)(start + k)]);
+      targets.push_back(data[(size_t)(start + k + 1)]);
+    }
+    ++rows;
+    if (length < T) flush(length);
+  }
+  if (rows > 0) flush(T);
+  return out;
+}
+
 }  // namespace nl

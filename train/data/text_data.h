@@ -54,4 +54,10 @@ class TextBatcher {
 std::vector<std::pair<Tensor, Tensor>> fixed_batches(const std::vector<uint8_t>& data, int64_t T, int64_t B,
                                                      int64_t count, uint64_t seed);
 
+// Every byte of data that has a next one, once: windows of T + 1 bytes starting at 0, T,
+// 2T, ... (inputs the first T, targets the last T), as long as a whole window fits, in
+// batches of up to B windows; a shorter last window covers the bytes left. data must
+// hold at least 2 bytes. The whole-file evaluation (train_gpt --eval-file).
+std::vector<std::pair<Tensor, Tensor>> consecutive_batches(const std::vector<uint8_t>& data, int64_t T, int64_t B);
+
 }  // namespace nl

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "tensor/decimal.h"
+#include "tensor/device.h"
 #include "nn/norms/registry.h"
 #include "tensor/error.h"
 #include "train/safety/limits.h"
@@ -109,8 +110,7 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
            "on: while another process holds a core, try half the threads and keep the faster count (never changes "
            "a result; train/loop/thread_governor.h); off: always --threads",
            FlagRole::Setting);
-  p.choice("--device", c.device, {"cpu", "cuda"}, "where the model trains (cuda needs make CUDA=1 and a GPU)",
-           FlagRole::Setting);
+  add_device_flag(p, c.device, "where the model trains");
   // not recorded: a run rerun from its config.json goes where the new command says
   p.text("--out", c.out_dir, "output directory", FlagRole::Control);
   p.toggle("--resume", c.resume, "continue the run in --out from its checkpoint.safetensors (same recipe)",
@@ -122,6 +122,10 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
          "start from the weights in this safetensors file (the model's parameter names and shapes; a fresh "
          "optimizer)",
          FlagRole::Setting);
+  p.integer("--extend-to", c.extend_to, 0, kMaxSteps,
+            "train past --steps to this step at the lr of step --steps held flat (the cosine's end, about --min-lr): "
+            "with --resume, a finished run trained further (0: end at --steps)",
+            FlagRole::Setting);
   p.integer("--stop-after", c.stop_after, -1, kMaxSteps, "stop after this step, writing the checkpoint (-1: run all)",
             FlagRole::Control);
   p.toggle("--quiet", c.quiet, "no progress lines", FlagRole::Control);
@@ -135,8 +139,21 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
       "on a NaN/inf loss or gradient: stop (keeping the last checkpoint) | skip the step", FlagRole::Setting);
   p.check([&c] {
     NL_CHECK(!(c.resume && c.overwrite), "--resume continues the run in --out and --overwrite replaces it: give one");
+    NL_CHECK(c.extend_to == 0 || c.extend_to >= c.steps, "--extend-to must be 0 or at least --steps ", c.steps,
+             ", got ", c.extend_to);
     NL_CHECK(!(c.resume && !c.init_from.empty()),
              "--init-from starts a new run from weights and --resume continues one from its checkpoint: give one");
+  });
+}
+
+void add_device_flag(FlagParser& p, std::string& device, const std::string& what) {
+  p.choice("--device", device, {"cpu", "cuda"}, what + " (cuda needs make CUDA=1 and a GPU)", FlagRole::Setting);
+  // refused here, before any data is read or model built, rather than at the first tensor op
+  p.check([&device] {
+    if (device != "cuda") return;
+    NL_CHECK(cuda_built(), "--device cuda: this build has no CUDA (rebuild with make CUDA=1: docs/cuda.md)");
+    NL_CHECK(cuda_available(), "--device cuda: this CUDA build found no GPU that answers (nvidia-smi shows what the "
+                               "driver sees)");
   });
 }
 

@@ -30,13 +30,17 @@ void add_norm_flags(FlagParser& p, NormConfig& norm);
 void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps = 1);
 
 // How the run runs and is kept safe: --eval-every --threads --device --out --resume
-// --overwrite --init-from --stop-after --quiet --checkpoint-every --keep-checkpoints
-// --on-nonfinite.
+// --overwrite --init-from --extend-to --stop-after --quiet --checkpoint-every
+// --keep-checkpoints --on-nonfinite.
 void add_run_flags(FlagParser& p, TrainConfig& c);
 
 // --threads alone, for the programs that train nothing themselves (fold_ln, the studies'
 // runners pass it on).
 void add_threads_flag(FlagParser& p, int& threads);
+
+// --device cpu|cuda, for the programs that run a model without training it too
+// (sample_gpt); cuda is refused at the flag where this build or machine has none.
+void add_device_flag(FlagParser& p, std::string& device, const std::string& what);
 
 // --seed alone, for programs that set one seed for many runs.
 void add_seed_flag(FlagParser& p, uint64_t& seed);

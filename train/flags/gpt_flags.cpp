@@ -85,6 +85,16 @@ void add_gpt_run_flags(FlagParser& p, GPTRunConfig& c) {
   });
 }
 
+void add_sample_flags(FlagParser& p, SampleSettings& s) {
+  p.integer("--length", s.length, 0, 100000000, "bytes to generate after the prompt");
+  p.positive("--temperature", s.temperature, 100,
+             "divides the logits before the softmax: below 1 sharper, above 1 flatter (in (0, 100])");
+  p.integer("--top-k", s.top_k, 1, 256, "draw from the k most likely bytes only (1: always the most likely)");
+  p.positive("--top-p", s.top_p, 1,
+             "then from the fewest of those whose probabilities add up to at least p (nucleus sampling; 1: all k)");
+  add_seed_flag(p, s.seed);
+}
+
 std::string check_gpt_run(const GPTRunConfig& config) { return check_config("train_gpt", config, add_gpt_run_flags); }
 
 }  // namespace nl

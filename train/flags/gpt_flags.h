@@ -5,6 +5,7 @@
 #pragma once
 #include "train/flags/flag_parser.h"
 #include "train/gpt/gpt_run_config.h"
+#include "train/gpt/sampling.h"
 
 namespace nl {
 
@@ -17,6 +18,9 @@ void add_gpt_model_flags(FlagParser& p, GPTConfig& model);
 // run, and the data: --data --train-bytes --eval-batches. Its checks include the memory
 // the run would need.
 void add_gpt_run_flags(FlagParser& p, GPTRunConfig& c);
+
+// How text is generated (sample_gpt): --length --temperature --top-k --top-p --seed.
+void add_sample_flags(FlagParser& p, SampleSettings& s);
 
 // Runs every check of add_gpt_run_flags over c (throws nl::Error naming the flag), and
 // returns config.json's text for it: what train_gpt would record for this run.

@@ -2,49 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <cstdlib>
-#include <sstream>
-
 #include "autograd/ops.h"
 #include "nn/model_json.h"
+#include "train/gpt/gpt_checkpoint.h"
 #include "train/gpt/sampling.h"
 #include "train/io/checkpoint.h"
 #include "train/io/files.h"
 
 namespace nl {
-namespace {
-
-// The c_attn caches of the blocks that approximate their second site
-// ("frobenius2:forwards" per block, %.9g: exact for a float), so that a resumed run
-// with --bhyt-refresh > 1 uses the same stale value.
-std::string encode_c_attn_caches(const GPT& model) {
-  std::string out;
-  char buf[64];
-  for (const auto& b : model.blocks) {
-    std::snprintf(buf, sizeof buf, "%s%.9g:%lld", out.empty() ? "" : ",", (double)b->cached_frobenius2(),
-                  (long long)b->training_forwards());
-    out += buf;
-  }
-  return out;
-}
-
-void restore_c_attn_caches(GPT& model, const std::string& text) {
-  std::stringstream ss(text);
-  std::string item;
-  size_t i = 0;
-  while (std::getline(ss, item, ',')) {
-    NL_CHECK(i < model.blocks.size(), "checkpoint: bhyt_c_attn holds more entries than the model has blocks");
-    const size_t colon = item.find(':');
-    NL_CHECK(colon != std::string::npos, "checkpoint: malformed bhyt_c_attn entry '", item, "'");
-    model.blocks[i++]->restore_c_attn_cache(std::strtof(item.substr(0, colon).c_str(), nullptr),
-                                            std::atoll(item.c_str() + colon + 1));
-  }
-  NL_CHECK(i == model.blocks.size(), "checkpoint: bhyt_c_attn holds ", i, " entries for ", model.blocks.size(),
-           " blocks");
-}
-
-}  // namespace
 
 GPTTask::GPTTask(const GPTRunConfig& c) : c_(c), device_(c.device == "cuda" ? Device::CUDA : Device::CPU) {
   c_.model.norm = resolve_for_run(c.model.norm, c.steps);  // --bhyt-refresh auto; the description records the value

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "train/io/checksum.h"
 #include "train/io/safetensors.h"
@@ -176,10 +177,21 @@ CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, 
   return info;
 }
 
-std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params) {
-  SafetensorsFile f = load_safetensors(path);
-  const std::string file = "--init-from " + path;
+std::string checkpoint_in(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ? (std::filesystem::path(path) / "checkpoint.safetensors").string()
+                                                 : path;
+}
+
+std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params,
+                                                const std::string& expected_model, const std::string& what) {
+  const std::string in = checkpoint_in(path);
+  SafetensorsFile f = load_safetensors(in, HalfFloats::ToF32);
+  const std::string file = what + " " + in;
   if (f.metadata.count(kTensorCrcKey)) check_checksums(file, f);
+  auto model = f.metadata.find("model");
+  if (!expected_model.empty() && model != f.metadata.end() && model->second != expected_model)
+    fail(file, " was written for another model: ", first_difference(model->second, expected_model));
   for (const auto& [name, p] : params.params) expect_tensor(file, f, name, p.value().shape());
   for (const auto& [name, t] : f.tensors) {
     if (name == "optim.m" || name == "optim.v") continue;

@@ -43,13 +43,21 @@ CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, 
                                const std::function<void(const std::map<std::string, std::string>&)>& check_metadata =
                                    nullptr);
 
-// --init-from: the parameters alone from a safetensors file, as another framework
-// writes one: a tensor per parameter under the model's names (Module::named_parameters:
-// "wte.weight", "blocks.0.attn.qkv.weight", ...), F32, of the model's shapes; values
+// The checkpoint a path names: a run's folder stands for its checkpoint.safetensors,
+// anything else is the file itself (--init-from, sample_gpt, --eval-only, fold_ln).
+std::string checkpoint_in(const std::string& path);
+
+// --init-from: the parameters alone from a safetensors file (or a run's folder:
+// checkpoint_in), as another framework writes one: a tensor per parameter under the
+// model's names (Module::named_parameters: "wte.weight", "blocks.0.attn.qkv.weight",
+// ...), of the model's shapes, F32 or F16 / BF16 (converted to F32 on load); values
 // finite. A normlab checkpoint works too: its optimizer moments are not read, its
-// checksums are checked. Any other tensor, or a missing one, is refused naming it.
-// Returns the file's metadata.
-std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params);
+// checksums are checked, and when expected_model is given the model it records must be
+// that one. Any other tensor, or a missing one, is refused naming it. Returns the
+// file's metadata. `what` names the file's role in messages ("--init-from").
+std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params,
+                                                const std::string& expected_model = "",
+                                                const std::string& what = "--init-from");
 
 std::string encode_state(const std::vector<uint64_t>& words);  // "w0,w1,w2,w3"
 std::vector<uint64_t> decode_state(const std::string& text, const std::string& what);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -110,7 +111,7 @@ const char* kind_name(const Json& v) {
 
 // ---------------------------------------------------------------- header entries
 
-enum class FileDType { F32, I32, I64 };
+enum class FileDType { F32, I32, I64, F16, BF16 };
 
 struct Entry {
   std::string name;
@@ -119,13 +120,46 @@ struct Entry {
   int64_t begin, end;
 };
 
-int64_t itemsize(FileDType d) { return d == FileDType::I64 ? 8 : 4; }
+int64_t itemsize(FileDType d) {
+  return d == FileDType::I64 ? 8 : d == FileDType::F16 || d == FileDType::BF16 ? 2 : 4;
+}
 const char* file_dtype_name(FileDType d) {
-  return d == FileDType::F32 ? "F32" : d == FileDType::I32 ? "I32" : "I64";
+  switch (d) {
+    case FileDType::F32: return "F32";
+    case FileDType::I32: return "I32";
+    case FileDType::I64: return "I64";
+    case FileDType::F16: return "F16";
+    case FileDType::BF16: return "BF16";
+  }
+  return "?";
+}
+
+// IEEE 754 binary16 -> binary32: sign, 5-bit exponent (bias 15), 10-bit fraction.
+// Subnormals (exponent 0) are fraction * 2^-24; exponent 31 is infinity or NaN.
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h >> 15) << 31, exponent = (h >> 10) & 0x1F, fraction = h & 0x3FF;
+  if (exponent == 0) {
+    const float magnitude = std::ldexp((float)fraction, -24);
+    return sign ? -magnitude : magnitude;
+  }
+  const uint32_t bits = exponent == 31 ? sign | 0x7F800000u | (fraction << 13)
+                                       : sign | ((exponent - 15 + 127) << 23) | (fraction << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// bfloat16 is the top half of a binary32.
+float bfloat16_to_float(uint16_t b) {
+  const uint32_t bits = (uint32_t)b << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
 
 // Checks every field of one tensor's header entry against the data size.
-Entry parse_entry(const std::string& path, const std::string& name, const Json& v, int64_t data_size) {
+Entry parse_entry(const std::string& path, const std::string& name, const Json& v, int64_t data_size,
+                  HalfFloats half) {
   if (!v.is_object()) bad_file(path, "entry of tensor '", name, "' is ", kind_name(v), ", not an object");
   for (const auto& [key, value] : v.items())
     if (key != "dtype" && key != "shape" && key != "data_offsets")
@@ -141,7 +175,11 @@ Entry parse_entry(const std::string& path, const std::string& name, const Json& 
   if (d == "F32") e.dtype = FileDType::F32;
   else if (d == "I32") e.dtype = FileDType::I32;
   else if (d == "I64") e.dtype = FileDType::I64;
-  else bad_file(path, "unsupported dtype \"", d, "\" of tensor '", name, "' (normlab reads F32, I32 and I64)");
+  else if (d == "F16" && half == HalfFloats::ToF32) e.dtype = FileDType::F16;
+  else if (d == "BF16" && half == HalfFloats::ToF32) e.dtype = FileDType::BF16;
+  else
+    bad_file(path, "unsupported dtype \"", d, "\" of tensor '", name, "' (normlab reads F32, I32 and I64",
+             half == HalfFloats::ToF32 ? ", and F16 and BF16 as F32)" : ")");
 
   if (!shape.is_array()) bad_file(path, "shape of tensor '", name, "' is not an array");
   for (const Json& dim : shape) {
@@ -215,7 +253,7 @@ void write_exact(FILE* f, const void* src, size_t n, const std::string& tmp) {
 
 // ---------------------------------------------------------------- load
 
-SafetensorsFile load_safetensors(const std::string& path) {
+SafetensorsFile load_safetensors(const std::string& path, HalfFloats half) {
   // opened without blocking and checked before any read: a FIFO in the checkpoint's
   // place must not hang the program
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -256,7 +294,7 @@ SafetensorsFile load_safetensors(const std::string& path) {
   std::vector<Entry> entries;
   for (const auto& [key, v] : doc.items()) {
     if (key != "__metadata__") {
-      entries.push_back(parse_entry(path, key, v, data_size));
+      entries.push_back(parse_entry(path, key, v, data_size, half));
       continue;
     }
     if (!v.is_object()) bad_file(path, "__metadata__ is ", kind_name(v), ", not an object");
@@ -275,6 +313,14 @@ SafetensorsFile load_safetensors(const std::string& path) {
     if (e.dtype == FileDType::F32) {
       Tensor t = Tensor::empty(e.shape, DType::F32);
       read_exact(file.f, t.data(), (size_t)n * 4, path, what.c_str());
+      out.tensors[e.name] = t;
+    } else if (e.dtype == FileDType::F16 || e.dtype == FileDType::BF16) {
+      std::vector<uint16_t> narrow((size_t)n);
+      read_exact(file.f, narrow.data(), (size_t)n * 2, path, what.c_str());
+      Tensor t = Tensor::empty(e.shape, DType::F32);
+      float* p = t.data();
+      for (int64_t k = 0; k < n; ++k)
+        p[k] = e.dtype == FileDType::F16 ? half_to_float(narrow[k]) : bfloat16_to_float(narrow[k]);
       out.tensors[e.name] = t;
     } else if (e.dtype == FileDType::I32) {
       Tensor t = Tensor::empty(e.shape, DType::I32);

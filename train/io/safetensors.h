@@ -19,9 +19,14 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;  // the header's "__metadata__"
 };
 
+// What a reader does with half-precision floats (F16, BF16): a checkpoint is F32 only,
+// a file of weights from elsewhere may hold them (--init-from converts them to F32).
+enum class HalfFloats { Refuse, ToF32 };
+
 // Reads F32 and I32 tensors; I64 (NumPy's default integer) is narrowed to int32 and
-// rejected when a value does not fit. Every other dtype is an error.
-SafetensorsFile load_safetensors(const std::string& path);
+// rejected when a value does not fit; F16 and BF16 become F32 (exactly: every half value
+// is a float) when `half` allows them. Every other dtype is an error.
+SafetensorsFile load_safetensors(const std::string& path, HalfFloats half = HalfFloats::Refuse);
 
 // Writes F32 as F32 and int32 as I32, tensors in sorted name order, any strides or
 // device (copied to contiguous CPU memory first). Atomic: the data goes to

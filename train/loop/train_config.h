@@ -15,6 +15,10 @@ namespace nl {
 
 struct TrainConfig {
   int64_t batch = 16, steps = 500, warmup = 50;  // the global batch; the schedule's length
+  // > 0: the run goes on past `steps` to this step at the lr of the schedule's last step,
+  // held flat (the cosine's end, about min_lr; --extend-to: a finished run trained
+  // further); 0: it ends at `steps`
+  int64_t extend_to = 0;
   float lr = 1e-3f, min_lr = 1e-4f, wd = 0.1f, clip = 1.0f;
   std::string schedule = "cosine";  // after the warmup: cosine to min_lr, or flat at lr (optim.h: lr_at)
   float beta1 = 0.9f, beta2 = 0.99f;
@@ -38,6 +42,8 @@ struct TrainConfig {
   // filled by the model's run function.
   std::vector<std::string> recipe_keys;
   std::string recipe_defaults;  // their defaults (JSON): what a checkpoint not recording one had
+  // The step the run ends at: `steps`, or extend_to past it.
+  int64_t run_steps() const { return extend_to > steps ? extend_to : steps; }
 };
 
 }  // namespace nl

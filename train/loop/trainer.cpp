@@ -76,9 +76,13 @@ void check_same_recipe(const std::map<std::string, std::string>& metadata, const
                               parse_config(c.config_json, "this run's config"), c.recipe_keys,
                               parse_config(c.recipe_defaults, "the recipe's defaults"), "in the checkpoint",
                               "in this run");
+  // a finished run is trained further by --extend-to, which keeps the schedule
+  const bool steps_differ = difference.rfind("--steps ", 0) == 0;
   NL_CHECK(difference.empty(), "--resume: checkpoint ", ckpt, " was trained with another recipe: ", difference,
-           " (a resumed run keeps every recipe flag: docs/reliability.md lists them; start a new run in another "
-           "--out, or replace this one with --overwrite)");
+           steps_differ ? " (to train a run further, keep its --steps and give --extend-to N: the steps past "
+                          "--steps keep the lr of its last step)"
+                        : " (a resumed run keeps every recipe flag: docs/reliability.md lists them; start a new run "
+                          "in another --out, or replace this one with --overwrite)");
   if (data.empty()) return;
   auto saved = metadata.find("data");
   NL_CHECK(saved != metadata.end() && saved->second == data, "--resume: checkpoint ", ckpt,
@@ -89,7 +93,7 @@ void check_same_recipe(const std::map<std::string, std::string>& metadata, const
 // The figures of the log's row of `step` (train loss, evaluation, measurements), for a
 // resumed run that had no step left to train: what the run that wrote the checkpoint
 // measured there. Fields missing from the row are left out.
-void figures_from_log(const std::string& path, const std::string& header, int64_t step,
+void figures_from_log(const std::string& path, const std::string& header, int64_t step, const std::string& unit,
                       const std::vector<std::string>& eval_columns, const std::vector<std::string>& measure_columns,
                       TrainResult& result) {
   const std::vector<std::string> rows = complete_rows_until(path, step);
@@ -108,6 +112,7 @@ void figures_from_log(const std::string& path, const std::string& header, int64_
     return (double)NAN;
   };
   result.final_train_loss = (float)value("train_loss");
+  result.items_per_s = value(unit + "_per_s");  // that step's; result.json's median replaces it when there is one
   std::vector<double> eval;
   for (const auto& column : eval_columns) eval.push_back(value(column));
   if (!eval.empty() && std::isfinite(eval[0])) result.final_eval = eval;
@@ -148,6 +153,9 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   AdamW optim(flat, AdamWConfig{c.beta1, c.beta2, 1e-8f, c.wd, c.wd_all});
   const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
   NL_CHECK(!c.recipe_keys.empty(), "train: internal: the run's recipe keys are not set");
+  // a ViT's --steps may come from --epochs after its flags were checked
+  NL_CHECK(c.extend_to == 0 || c.extend_to >= c.steps, "--extend-to must be 0 or at least the run's ", c.steps,
+           " steps, got ", c.extend_to);
   // every check comes before the first write: the folder (again, just before it is
   // used), the weights to start from, the checkpoint to continue and its recipe
   check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
@@ -163,7 +171,9 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
                                             check_same_recipe(m, c, task.data_fingerprint(), ckpt);
                                           });
     start_step = info.step;
-    NL_CHECK(start_step <= c.steps, "--resume: checkpoint is at step ", start_step, ", past --steps ", c.steps);
+    NL_CHECK(start_step <= c.run_steps(), "--resume: checkpoint is at step ", start_step, ", past the run's end at ",
+             c.extend_to > 0 ? "--extend-to " : "--steps ", c.run_steps(),
+             " (--extend-to N with N >= ", start_step, " trains it further)");
     task.resume_batches(start_step, c.batch, saved);
     task.restore_extra_state(info.metadata);
   }
@@ -189,7 +199,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   std::unique_ptr<CsvLog> log;
   if (lead) log = std::make_unique<CsvLog>(c.out_dir + "/log.csv", header, c.resume ? start_step : -1);
   if (lead)
-    for (TrainObserver* o : observers) o->start(start_step, c.steps, c.resume);
+    for (TrainObserver* o : observers) o->start(start_step, c.run_steps(), c.resume);
 
   // the logs reach the OS before the checkpoint of their last step exists: a resumed
   // run finds every row up to its checkpoint
@@ -209,10 +219,10 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   NonFiniteGuard guard(c.safety.on_nonfinite);
 
   TrainResult result;
-  result.steps = c.steps;
+  result.steps = c.run_steps();
   result.steps_done = start_step;
   ProgressLine progress(c.quiet || !lead);
-  const int64_t end_step = c.stop_after >= 0 ? std::min(c.steps, c.stop_after) : c.steps;
+  const int64_t end_step = c.stop_after >= 0 ? std::min(c.run_steps(), c.stop_after) : c.run_steps();
   const double items = (double)(c.batch * task.items_per_row());
   std::vector<double> step_times, step_cpu_times;
   Tensor x, y;
@@ -225,7 +235,8 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const auto t0 = Clock::now();
     const double cpu0 = process_cpu_seconds();
     if (governor) governor->start_step();
-    const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr, c.schedule);
+    // past c.steps (--extend-to) the lr of the schedule's last step, held flat
+    const float lr = lr_at(std::min(step, c.steps - 1), c.steps, c.warmup, c.lr, c.min_lr, c.schedule);
     task.next_batch(c.batch, x, y);
     const StepOutcome s = train_step(
         [&] { return task.loss(x.slice(0, shard_start, shard_start + shard), y.slice(0, shard_start, shard_start + shard)); },
@@ -261,7 +272,8 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
 
     char line[256];
     std::snprintf(line, sizeof line, "step %5lld/%lld%s  loss %.4f%s  lr %.2e  %7.0f %s/s  ETA %s",
-                  (long long)(step + 1), (long long)c.steps, task.progress_prefix(step + 1, c.batch).c_str(), s.loss,
+                  (long long)(step + 1), (long long)c.run_steps(), task.progress_prefix(step + 1, c.batch).c_str(),
+                  s.loss,
                   evaluates ? task.progress_eval(eval).c_str() : "", lr, items / dt, task.unit(),
                   format_duration(eta_seconds(seconds_since(loop_start), (double)(step + 1 - start_step),
                                               (double)(end_step - start_step)))
@@ -295,16 +307,22 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   // its step): its last figures are those its log holds for that step
   const bool trained_nothing = c.resume && result.steps_done == start_step;
   if (trained_nothing && lead)
-    figures_from_log(c.out_dir + "/log.csv", header, start_step, eval_columns, task.measure_columns(), result);
+    figures_from_log(c.out_dir + "/log.csv", header, start_step, task.unit(), eval_columns, task.measure_columns(),
+                     result);
   result.end.checkpoint_step = last_checkpoint;
   result.end.checkpoint_path = ckpt;
   result.allreduce_s = dist::allreduce_seconds();
-  result.items_per_s = items / median_after_first(step_times);
-  result.items_per_cpu_s = items / median_after_first(step_cpu_times);
+  if (!step_times.empty()) {  // else the log's figure (a run with no step left)
+    result.items_per_s = items / median_after_first(step_times);
+    result.items_per_cpu_s = items / median_after_first(step_cpu_times);
+  }
   const std::string result_path = c.out_dir + "/result.json";
   if (lead && result.completed() && !result.end.signal && trained_nothing && fs::exists(result_path)) {
     // finished before: its end's files stay as they are
     result.finished = nlohmann::json::parse(read_text_file(result_path, "result"));
+    const std::string speed = std::string(task.unit()) + "_per_s";
+    if (result.finished.contains(speed) && result.finished[speed].is_number())
+      result.items_per_s = result.finished[speed].get<double>();
   } else if (lead && result.completed() && !result.end.signal) {
     result.finished = task.finish(c.out_dir);
     nlohmann::json r = nlohmann::json::object();
