@@ -199,9 +199,14 @@ std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount 
   auto of = [](CollapseCount c) { return std::to_string(c.collapsed) + " of " + std::to_string(c.runs); };
   std::vector<ClaimVerdict> out;
   if (swiglu.runs == 0) return out;
-  out.push_back({swiglu.collapsed > 0 ? Verdict::Reproduced : Verdict::NotReproduced,
-                 "Llama + DyT (SwiGLU) collapses in some seeds, " + size + ": " + of(swiglu) +
-                     " seeds collapsed (paper: 1 of 3)"});
+  // the paper's claim is a collapse in some seeds (1 of 3): every seed collapsing is another finding
+  if (swiglu.collapsed == swiglu.runs)
+    out.push_back({Verdict::NotReproduced, "Llama + DyT (SwiGLU) collapses in every seed, not in some, " + size + ": " +
+                                               of(swiglu) + " seeds collapsed (paper: 1 of 3)"});
+  else
+    out.push_back({swiglu.collapsed > 0 ? Verdict::Reproduced : Verdict::NotReproduced,
+                   "Llama + DyT (SwiGLU) collapses in some seeds, " + size + ": " + of(swiglu) +
+                       " seeds collapsed (paper: 1 of 3)"});
   if (gelu.runs == 0) return out;
   const std::string counts = "GELU " + of(gelu) + " collapsed against SwiGLU's " + of(swiglu);
   if (swiglu.collapsed == 0)
@@ -212,6 +217,38 @@ std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount 
                    "A GELU MLP in place of SwiGLU rescues Llama + DyT, " + size + ": " + counts +
                        " (paper: rescued)"});
   return out;
+}
+
+bool did_not_train(bool failed, const Curve& val_curve, double unigram, double ln_best) {
+  if (failed) return true;
+  const double best = overfit_of(val_curve).min_value;
+  if (!std::isfinite(best)) return true;
+  return unigram - best < kTrainedShare * (unigram - ln_best);
+}
+
+ClaimVerdict arm_claim(const std::string& what, double paper_percent, const PairedComparison& primary,
+                       int not_trained, int seeds) {
+  const std::string paper = "paper " + pct(paper_percent);
+  if (not_trained > 0)
+    return {Verdict::Untestable, what + ": did not train in " + std::to_string(not_trained) + " of " +
+                                     std::to_string(seeds) + " seeds (" + paper + ")"};
+  if (!std::isfinite(paper_percent) || primary.n == 0)
+    return {Verdict::Untestable, what + ": " + (primary.n == 0 ? "no seed ran both arms" : "no paper number")};
+  const bool paper_helps = paper_percent < 0;
+  const bool every_seed_agrees = primary.verdict == (paper_helps ? Paired::Helps : Paired::Hurts);
+  const std::string here = "here " + pct(primary.percent) + ", " + std::to_string(primary.wins) + "/" +
+                           std::to_string(primary.n) + " seeds lower";
+  return {every_seed_agrees ? Verdict::Reproduced : Verdict::NotReproduced, what + ": " + paper + ", " + here};
+}
+
+std::string screen_untestable(const std::vector<ScreenCell>& cells, double threshold) {
+  int helps = 0, judged = 0;
+  for (const ScreenCell& c : cells)
+    if (std::isfinite(c.saturation)) ++judged, helps += c.saturation > threshold;
+  if (judged == 0) return "untestable: no cell has a saturation";
+  if (helps == judged) return "untestable: it predicted helps in every cell";
+  if (helps == 0) return "untestable: it predicted does not help in every cell";
+  return "";
 }
 
 }  // namespace nl

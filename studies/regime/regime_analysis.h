@@ -57,7 +57,8 @@ bool collapsed(bool failed, double train_end, const Curve& val_curve);
 
 // The paper's two Llama claims on one subset (Verma 2026: Llama + DyT fails to converge
 // in 1 of 3 seeds; a GELU MLP in place of SwiGLU rescues it), from the collapse counts of
-// the SwiGLU + DyT arm and of the GELU + DyT arm (gelu.runs == 0: no such arm). Each
+// the SwiGLU + DyT arm and of the GELU + DyT arm (gelu.runs == 0: no such arm). A collapse
+// in every seed is not the paper's "in some seeds": not reproduced. Each
 // verdict is reproduced, not reproduced, or untestable: the rescue cannot be judged when
 // SwiGLU + DyT never collapsed.
 struct CollapseCount {
@@ -142,5 +143,26 @@ struct ScreenJudgement {
   double accuracy() const { return cells ? (double)correct / (double)cells : 0.0; }
 };
 ScreenJudgement judge_screen(const std::vector<ScreenCell>& cells, double threshold);
+
+// A seed that did not train (issue 30): it failed, or its best validation loss closed
+// less than a tenth of the gap from the validation split's unigram loss (a model that
+// only knows byte frequencies) down to LayerNorm's best in the same cell. Such a seed is
+// evidence for no claim: it is reported as "did not train", never compared.
+constexpr double kTrainedShare = 0.1;
+bool did_not_train(bool failed, const Curve& val_curve, double unigram, double ln_best);
+
+// An arm's change against LayerNorm judged against the paper's number in one of the
+// paper's regimes. `primary` is the comparison the verdict rests on (in the data-scarce
+// regime each model at its own best validation step, as early stopping would keep it;
+// in the data-rich regime the end of the run, as the paper reports). Untestable, saying
+// "did not train in k of n seeds", when any seed of the arm did not train; untestable
+// without a paper number or a paired seed; reproduced when every seed moves the paper's
+// way; not reproduced otherwise.
+ClaimVerdict arm_claim(const std::string& what, double paper_percent, const PairedComparison& primary,
+                       int not_trained, int seeds);
+
+// The screening rule can only be judged where its prediction differs between cells: ""
+// when it does, else "untestable: it predicted <helps | does not help> in every cell".
+std::string screen_untestable(const std::vector<ScreenCell>& cells, double threshold);
 
 }  // namespace nl

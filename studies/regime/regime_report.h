@@ -15,6 +15,10 @@ namespace nl {
 // STEM_screen.png beside it, so that two reports in one folder keep their own plots.
 std::string render_regime_report(const nlohmann::json& results, bool plotted, const std::string& plot_stem = "regime");
 
+// The words of the report's Setup paragraph for a grid's recipe (results.json's "recipe"):
+// recipe_text, bias_text, head_text, schedule_flat.
+nlohmann::json setup_view(const nlohmann::json& recipe);
+
 // OUT/regime_loss.csv (the end validation loss, mean over seeds, per size and arm at the
 // base width) and OUT/regime_screen.csv (each DyT cell's screen saturation against its
 // change from LayerNorm): what scripts/plot_regime.sh draws.

@@ -396,6 +396,8 @@ int regime_study_main(const std::vector<std::string>& args) {
   json results;
   if (reuse) {
     results = read_study_results(out);
+    // results written before the unigram loss was recorded: the same validation split's
+    if (!results.contains("unigram_loss")) results["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir).val);
   } else {
     const auto start = StudyClock::now();
     std::vector<double> loads = {load_average()};
@@ -495,7 +497,9 @@ int regime_study_main(const std::vector<std::string>& args) {
     results["vit_steps"] = plan.vit_steps;
     results["llama_note"] = llama_note;
     results["not_run"] = not_run;
-    results["train_bytes_all"] = (int64_t)load_fortunes(base.data_dir).train.size();
+    const TextData text = load_fortunes(base.data_dir);
+    results["train_bytes_all"] = (int64_t)text.train.size();
+    results["unigram_loss"] = unigram_loss(text.val);
     results["arms"] = run_specs_json(plan.arms);
     results["vit_arms"] = run_specs_json(plan.vit_arms);
     results["llama_arms"] = run_specs_json(plan.llama_arms);

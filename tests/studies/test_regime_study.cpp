@@ -297,7 +297,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   // nor a paper number: its section says why instead of an empty table
   CHECK_THAT(ln_md, Contains("No cell of this grid has a number of the paper beside it"));
   CHECK(ln_md.find("| arm | regime | subset | paper | here |") == std::string::npos);
-  CHECK_THAT(md, Contains("| arm | regime | subset | paper | here |"));
+  CHECK_THAT(md, Contains("| arm | regime | subset | paper | here, at the end | verdict |"));
   // the arms of --grid full that a grid lacks are named, and a grid of every one has no such line
   CHECK_THAT(md, Contains("- Arms of `--grid full` not in this grid: `dyt-a0.5`, `dyt-a1`, `dyt-a3`, `hardtanh-a1`, "
                           "`ln-drop0.1`, `ln-drop0.3`, `ln-drop0.5`, `diff`, `llama-rms`, `llama-dyt-a2`, "
@@ -523,6 +523,10 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
   // no GELU arm: the collapse claim alone; no SwiGLU arm: nothing
   CHECK(verdicts({3, 6}, {0, 0}) == std::vector<V>{V::Reproduced});
   CHECK(verdicts({0, 0}, {2, 6}).empty());
+  // every seed collapsed: not the paper's "some seeds"; the rescue is still judged
+  CHECK(verdicts({6, 6}, {0, 6}) == std::vector<V>{V::NotReproduced, V::Reproduced});
+  CHECK(llama_verdicts("30K", {6, 6}, {0, 0})[0].text ==
+        "Llama + DyT (SwiGLU) collapses in every seed, not in some, 30K: 6 of 6 seeds collapsed (paper: 1 of 3)");
   const auto text = llama_verdicts("30K", {2, 6}, {0, 6});
   CHECK(text[0].text == "Llama + DyT (SwiGLU) collapses in some seeds, 30K: 2 of 6 seeds collapsed (paper: 1 of 3)");
   CHECK(text[1].text == "A GELU MLP in place of SwiGLU rescues Llama + DyT, 30K: GELU 0 of 6 collapsed against SwiGLU's "
@@ -585,4 +589,62 @@ TEST_CASE("regime: the alpha0 sweep's direction judged against the paper's", "[r
   CHECK(alpha0_direction("all", 0.5, 3, 20.0, 20.0, lower).verdict == Verdict::Untestable);
   CHECK(alpha0_direction("30K", 0.5, 3, -33.6, -20.5, compare_paired({1}, {3.0}, {2}, {3.5})).verdict ==
         Verdict::Untestable);
+}
+
+TEST_CASE("regime: a seed that did not train closed less than a tenth of the gap to LN's best", "[regime]") {
+  // unigram 3.4, LN's best 2.4: the gap is 1.0, so a seed must reach below 3.3 to have trained
+  const Curve stuck = {{250, 3.45}, {500, 3.35}, {5000, 3.31}};
+  const Curve trained = {{250, 3.45}, {500, 3.2}, {5000, 3.29}};
+  CHECK(did_not_train(false, stuck, 3.4, 2.4));
+  CHECK_FALSE(did_not_train(false, trained, 3.4, 2.4));  // its best, 3.2, counts: not its end
+  CHECK(did_not_train(true, trained, 3.4, 2.4));         // a failed run
+  CHECK(did_not_train(false, {}, 3.4, 2.4));             // no evaluation at all
+  // the over-fitted LN of 30 KB: a seed at the unigram level at the end but 2.9 at its best trained
+  CHECK_FALSE(did_not_train(false, {{250, 2.9}, {5000, 4.8}}, 3.376, 2.35));
+}
+
+TEST_CASE("regime: an arm with a seed that did not train is never reproduced", "[regime]") {
+  PairedComparison helps;
+  helps.n = 3, helps.wins = 3, helps.percent = -30, helps.verdict = Paired::Helps;
+  PairedComparison hurts = helps;
+  hurts.wins = 0, hurts.percent = 20, hurts.verdict = Paired::Hurts;
+  PairedComparison mixed = helps;
+  mixed.wins = 2, mixed.percent = -5, mixed.verdict = Paired::Mixed;
+  CHECK(arm_claim("dyt-a2 at 30K", -27.3, helps, 0, 3).verdict == Verdict::Reproduced);
+  // the same numbers with one seed stuck: untestable, and the sentence says so
+  const ClaimVerdict stuck = arm_claim("dyt-a2 at 30K", -27.3, helps, 1, 3);
+  CHECK(stuck.verdict == Verdict::Untestable);
+  CHECK(stuck.text == "dyt-a2 at 30K: did not train in 1 of 3 seeds (paper -27.3 %)");
+  CHECK(arm_claim("dyt-a2 at all", 18.8, hurts, 0, 3).verdict == Verdict::Reproduced);
+  CHECK(arm_claim("dyt-a2 at all", -27.3, hurts, 0, 3).verdict == Verdict::NotReproduced);  // the other sign
+  CHECK(arm_claim("dyt-a2 at 30K", -27.3, mixed, 0, 3).verdict == Verdict::NotReproduced);  // seeds disagree
+  CHECK(arm_claim("ln-drop0.3 at 30K", NAN, helps, 0, 3).verdict == Verdict::Untestable);   // no paper number
+  CHECK(arm_claim("dyt-a2 at 30K", -27.3, PairedComparison{}, 0, 3).verdict == Verdict::Untestable);
+  CHECK(arm_claim("dyt-a2 at all", 18.8, hurts, 0, 3).text == "dyt-a2 at all: paper +18.8 %, here +20.0 %, 0/3 seeds lower");
+}
+
+TEST_CASE("regime: the screen is untestable where it predicts the same in every cell", "[regime]") {
+  const double t = 0.43;
+  CHECK(screen_untestable({{0.55, -5, true}, {0.6, 10, false}}, t) == "untestable: it predicted helps in every cell");
+  CHECK(screen_untestable({{0.1, -5, true}, {0.2, 10, false}}, t) ==
+        "untestable: it predicted does not help in every cell");
+  CHECK(screen_untestable({{0.1, -5, true}, {0.6, 10, false}}, t).empty());
+  CHECK(screen_untestable({{NAN, -5, true}}, t) == "untestable: no cell has a saturation");
+}
+
+TEST_CASE("regime report: the Setup paragraph names the grid's recipe, schedule and biases", "[regime]") {
+  using json = nlohmann::json;
+  // a results file of the demo's recipe, from before --schedule and --norm-bias: their defaults
+  const json old = setup_view(json{{"bias", "on"}, {"tied_head", "on"}});
+  CHECK(old["recipe_text"] == "the study's own (the demo's optimizer and schedule), not the paper's");
+  CHECK(old["bias_text"] == "linears and norms with biases");
+  CHECK(old["schedule_flat"] == false);
+  const json verma = setup_view(
+      json{{"recipe", "verma"}, {"bias", "off"}, {"norm_bias", "off"}, {"tied_head", "on"}, {"schedule", "flat"}});
+  CHECK(verma["recipe_text"] == "`--recipe verma`, Verma's released schedule and bias-free model");
+  CHECK(verma["bias_text"] == "no bias in any linear or norm (`--bias off --norm-bias off`)");
+  CHECK(verma["schedule_flat"] == true);
+  CHECK(verma["head_text"] == "tied embedding and head");
+  CHECK(setup_view(json{{"bias", "off"}, {"tied_head", "off"}})["bias_text"] == "linears without biases, norms with a beta");
+  CHECK(setup_view(json{{"bias", "off"}, {"tied_head", "off"}})["head_text"] == "a head of its own");
 }
