@@ -6,6 +6,8 @@
 #   make fuzz       libFuzzer on the safetensors, IDX and flag parsers (FUZZ_SECONDS each)
 #   make valgrind   one short training run under valgrind memcheck
 #   make bench      benchmarks (medians and ratios, never pass/fail)
+#   make bench-callgrind  the instructions of one tiny training step by phase and op
+#                   (valgrind callgrind: the same counts under any load; NORM=rms)
 #   make demo       the main job: train the demo GPT with the five norms, and on the papers'
 #                   recipes, and compare them (RUNS=, NORMS=ln,mynorm for others,
 #                   DEMO_FLAGS for a shorter recipe)
@@ -68,6 +70,12 @@ else ifeq ($(SANITIZE),memcheck)
   # decode AVX-512) and line tables only, which is what its reports print
   BUILD := build/memcheck
   OPT := -O0 -g1
+else ifeq ($(SANITIZE),callgrind)
+  # the instruction-count benchmark's build (scripts/bench_callgrind.sh): the release
+  # build's -O3 for AVX2 + FMA (valgrind 3.19 does not decode AVX-512); no debug
+  # information, so that callgrind names each function once
+  BUILD := build/callgrind
+  OPT := -O3 -march=haswell
 else ifeq ($(DEBUG),1)
   BUILD := build/debug
   OPT := -O0 -g
@@ -197,7 +205,7 @@ $(TEST_OBJS): CXXFLAGS += $(TEST_OPT)
 $(filter $(BUILD)/train/% $(BUILD)/studies/% $(BASE_BUILD)/train/% $(BASE_BUILD)/studies/%,$(LIB_OBJS)): CXXFLAGS += $(COLD_OPT)
 TEST_BIN := $(BUILD)/run_tests
 
-.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench benches demo demo-vit clean
+.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench benches demo demo-vit clean
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
@@ -276,6 +284,10 @@ fuzz: deps
 
 valgrind: deps
 	@bash scripts/valgrind.sh
+
+# NORM=rms for another norm than ln (scripts/bench_callgrind.sh)
+bench-callgrind: deps
+	@bash scripts/bench_callgrind.sh $(or $(NORM),ln)
 
 # every benchmark built, none run (CI's compile check of the CUDA build uses it)
 benches: $(BENCHES)

@@ -9,10 +9,15 @@ namespace nl {
 
 void set_num_threads(int n) {
   if (n < 1) n = 1;
+  // The products are split over our threads in tiles, each one single-threaded sgemm
+  // (tensor/cpu/gemm.h: the same bits at any count). OpenBLAS's OpenMP build (2) follows
+  // omp_get_max_threads() and stays on the calling thread inside our regions; a pthread
+  // build keeps a pool of its own, which would split every tile again by its own rule
+  // of the count, so that pool stays at one thread.
+  openblas_set_num_threads(openblas_get_parallel() == 2 ? n : 1);
 #ifdef _OPENMP
   omp_set_num_threads(n);
 #endif
-  openblas_set_num_threads(n);
 }
 
 int num_threads() {

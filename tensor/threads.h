@@ -1,5 +1,6 @@
-// One knob for the two thread pools a CPU run uses: OpenMP (our own loops) and
-// OpenBLAS (sgemm). Both get the same count.
+// One knob for the thread pools a CPU run uses: OpenMP (our own loops, and the tiles of
+// every matrix product: tensor/cpu/gemm.h) and OpenBLAS's OpenMP build, which follows it
+// (a pthread build of OpenBLAS is kept at one thread: threads.cpp).
 #pragma once
 
 #include <string>

@@ -30,7 +30,6 @@
 // once more but keeps every thread busy. Every gradient element is summed by one thread,
 // in the same order on both paths (dk, dv over query tiles in order; dq over key tiles
 // in order), with no atomics: the results are the same bits for any thread count.
-#include <cblas.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -41,6 +40,7 @@
 #include "tensor/attention_shapes.h"
 #include "tensor/cpu/check.h"
 #include "tensor/cpu/fast_math.h"
+#include "tensor/cpu/gemm.h"
 #include "tensor/cuda/kernels.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -122,8 +122,9 @@ void product(int64_t rows, int64_t n, int64_t depth, const float* x, int64_t xa,
   const int64_t keys = band == Band::kQueryRowsKeyDepth ? depth : rows;
   if (first + keys - 1 <= 0) {  // query 0 of the pair sees its last key: nothing is masked
     const bool by_rows = xk == 1;
-    cblas_sgemm(CblasRowMajor, by_rows ? CblasNoTrans : CblasTrans, CblasNoTrans, (int)rows, (int)n, (int)depth,
-                1.0f, x, (int)(by_rows ? xa : xk), m, (int)ldm, kAdd ? 1.0f : 0.0f, out, (int)ldo);
+    // one thread: a region whose `if` is false must not let OpenBLAS split a tile its own way
+    sgemm_one_thread({by_rows ? CblasNoTrans : CblasTrans, CblasNoTrans, rows, n, depth, 1.0f, x, by_rows ? xa : xk, m,
+                      ldm, kAdd ? 1.0f : 0.0f, out, ldo});
     return;
   }
   for (int64_t a = 0; a < rows; a += kRowBlock) {

@@ -1,13 +1,14 @@
-// Matrix products, every one through cblas_sgemm. A transposed view needs no copy:
+// Matrix products, every one through cblas_sgemm, cut into tiles fixed by the shape
+// (tensor/cpu/gemm.h: the same bits at any thread count). A transposed view needs no copy:
 // a matrix whose last two dims have strides (1, ld) is passed as CblasTrans with
 // leading dimension ld. Batch dims broadcast (stride 0); when the right operand has no
 // batch of its own and the left one is contiguous, the whole batch folds into one
 // sgemm with M = batch * rows (the case of every Linear layer).
-#include <cblas.h>
-
 #include <algorithm>
+#include <vector>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cpu/gemm.h"
 #include "tensor/cuda/kernels.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -72,8 +73,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b
   Operand B = as_operand(b_matrix);
   if (b_unbatched && av.is_contiguous() && batch_of(av) == batch) {
     // fold the batch into the rows: (batch * M, K) @ (K, N)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, B.trans, (int)(batch_n * M), (int)N, (int)K, 1.0f, av.data(), (int)K,
-                B.t.data(), (int)B.ld, 0.0f, out.data(), (int)N);
+    const Gemm g{CblasNoTrans, B.trans, batch_n * M, N, K, 1.0f, av.data(), K, B.t.data(), B.ld, 0.0f, out.data(), N};
+    sgemm_tiled(&g, 1);
     return out;
   }
 
@@ -96,11 +97,14 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b
   Shape run_shape = batch.empty() ? Shape{1} : batch;
   if (batch.empty()) { sa = {0}; sb = {0}; so = {0}; }
   const int64_t ia = sa.back(), ib = sb.back(), io = so.back();
+  std::vector<Gemm> products;
+  products.reserve((size_t)batch_n);
   for_each_run<3>(run_shape, {&sa, &sb, &so}, {0, 0, 0}, [&](const int64_t* off, int64_t len) {
     for (int64_t i = 0; i < len; ++i)
-      cblas_sgemm(CblasRowMajor, A.trans, B.trans, (int)M, (int)N, (int)K, 1.0f, pa + off[0] + i * ia, (int)A.ld,
-                  pb + off[1] + i * ib, (int)B.ld, 0.0f, po + off[2] + i * io, (int)N);
+      products.push_back({A.trans, B.trans, M, N, K, 1.0f, pa + off[0] + i * ia, A.ld, pb + off[1] + i * ib, B.ld,
+                          0.0f, po + off[2] + i * io, N});
   });
+  sgemm_tiled(products.data(), (int64_t)products.size());
   return out;
 }
 

@@ -4,6 +4,8 @@
 // they do not, and looks again after its hold. And the run-queue reading it starts from.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -105,6 +107,18 @@ TEST_CASE("run_queue_wait_seconds: a non-negative total that never decreases", "
 
 namespace {
 
+// The rows of a train_gpt log.csv, every column but the speed (column 5, tok_per_s).
+std::vector<std::string> rows_without_speed(const std::string& log) {
+  std::vector<std::string> lines;
+  for (const auto& row : nl::test::read_csv_rows(log)) {
+    std::string kept;
+    for (size_t k = 0; k < row.size(); ++k)
+      if (k != 5) kept += row[k] + ",";
+    lines.push_back(kept);
+  }
+  return lines;
+}
+
 // train_gpt's log at `threads` threads, every column but the speed (tok_per_s).
 std::vector<std::string> log_without_speed(const std::string& norm, int threads, const nl::test::TempDir& tmp) {
   const std::string out = tmp.sub(norm + std::to_string(threads));
@@ -115,14 +129,7 @@ std::vector<std::string> log_without_speed(const std::string& norm, int threads,
       tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);
-  std::vector<std::string> lines;
-  for (const auto& row : nl::test::read_csv_rows(out + "/log.csv")) {
-    std::string kept;
-    for (size_t k = 0; k < row.size(); ++k)
-      if (k != 5) kept += row[k] + ",";  // column 5: tok_per_s
-    lines.push_back(kept);
-  }
-  return lines;
+  return rows_without_speed(out + "/log.csv");
 }
 
 }  // namespace
@@ -138,6 +145,67 @@ TEST_CASE("threads: train_gpt at 1 and at 2 threads writes the same log but for 
     REQUIRE(one.size() == 13);
     CHECK(one[0].find("tok_per_s") == std::string::npos);
     CHECK(one == two);
+  }
+}
+
+namespace {
+
+// What a demo-sized train_gpt run (the model of `make demo`, 20 steps) writes at
+// `threads` threads with OpenBLAS's `core` kernels ("": its own choice): the log but for
+// the speed column, the sample, and the checkpoint's tensors (weights, AdamW's moments)
+// byte for byte; its header, which records --threads, is left out.
+struct DemoRun {
+  std::vector<std::string> log;
+  std::string sample, tensors;
+};
+
+DemoRun demo_run(const std::string& core, int threads, const nl::test::TempDir& tmp) {
+  const std::string out = tmp.sub("demo" + core + std::to_string(threads));
+  const nl::test::RunResult r = nl::test::run_program(
+      (core.empty() ? "" : "env OPENBLAS_CORETYPE=" + core + " ") + nl::test::build_dir() + "/train_gpt",
+      "--layers 4 --dim 128 --heads 4 --seq 64 --batch 16 --steps 20 --eval-every 10 --eval-batches 1 --quiet "
+      "--threads-adapt off --threads " + std::to_string(threads) + " --out " + out,
+      tmp);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  DemoRun run;
+  run.log = rows_without_speed(out + "/log.csv");
+  run.sample = nl::test::read_bytes(out + "/sample.txt");
+  const std::string file = nl::test::read_bytes(out + "/checkpoint.safetensors");
+  REQUIRE(file.size() > 8);
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = header << 8 | (unsigned char)file[i];  // little-endian length
+  REQUIRE(8 + header < file.size());
+  run.tensors = file.substr(8 + header);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("threads: at the demo's size, 1 and 2 threads write the same log, sample and checkpoint tensors",
+          "[governor][cli][needs-fortunes]") {
+  // At this size every product is big enough for OpenBLAS to split it over its threads,
+  // which it did its own way per thread count (5.6e-7 apart after 30 steps with the
+  // Haswell kernels); tensor/cpu/gemm.h keeps OpenBLAS on one thread over fixed tiles.
+  // The Haswell kernels run on any CPU with AVX2 and FMA, so they are tested there too,
+  // whatever this CPU's own kernels are.
+  REQUIRE_RESOURCE(nl::test::missing_fortunes());
+  nl::test::TempDir tmp;
+  std::vector<std::string> cores{""};
+  if (!nl::blas_core_for_this_cpu().empty()) cores.push_back("Haswell");
+  for (const std::string& core : cores) {
+    INFO("OpenBLAS kernels: " << (core.empty() ? "its own choice" : core));
+    const DemoRun one = demo_run(core, 1, tmp), two = demo_run(core, 2, tmp);
+    REQUIRE(one.log.size() == 21);
+    REQUIRE(one.tensors.size() > 1000000);
+    REQUIRE(two.tensors.size() == one.tensors.size());
+    CHECK(one.log == two.log);
+    CHECK(one.sample == two.sample);
+    const auto differs = std::mismatch(one.tensors.begin(), one.tensors.end(), two.tensors.begin()).first;
+    const size_t first_difference = (size_t)(differs - one.tensors.begin());
+    INFO("tensor bytes: " << one.tensors.size() << " and " << two.tensors.size() << ", first difference at byte "
+                          << first_difference);
+    CHECK(one.tensors == two.tensors);
   }
 }
 

@@ -1,0 +1,118 @@
+#include "tensor/cpu/gemm.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+
+#include "tensor/error.h"
+
+namespace nl {
+namespace {
+
+// The tiling's constants. Tile sides are multiples of kQuantum (OpenBLAS's register
+// blocks are 4 to 16 wide, so no tile edge adds a ragged block inside the product) and,
+// where a side is cut, at least kMinSide. Every tile packs its own rows of A and columns
+// of B, so each cut costs: on the tiny step's products at one thread, 16 tiles of at
+// least 1 M multiply-adds ran 0.88-0.99x the speed of one call and added 5.4 % to the
+// step's instructions (make bench-callgrind). So a product is cut only from kMinSplit
+// multiply-adds on (8 M: 2 tiles, one per thread of the default 2), and into more tiles
+// only while each keeps kWorkPerTile (16.7 M); at most kMaxTiles, for 16 threads on
+// large products. This rule adds 0.96 % to the tiny step's instructions
+// (docs/performance.md, "The same numbers at any thread count").
+constexpr int64_t kQuantum = 16;
+constexpr int64_t kMinSide = 32;
+constexpr double kMinSplit = double(1 << 23);
+constexpr double kWorkPerTile = double(1 << 24);
+constexpr int64_t kMaxTiles = 16;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t q) { return ceil_div(a, q) * q; }
+
+// Runs call() with OpenBLAS on the calling thread alone: inside an active parallel region
+// it does that by itself; outside one it uses omp_get_max_threads() threads, so that is
+// set to 1 for the call.
+template <class Call>
+void on_one_thread(const Call& call) {
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+  if (!omp_in_parallel() && threads > 1) {
+    omp_set_num_threads(1);
+    call();
+    omp_set_num_threads(threads);
+    return;
+  }
+#endif
+  call();
+}
+
+// OpenBLAS's SkylakeX-family kernels send a row-major NN product with alpha 1, beta 0 and
+// m n k below 7.3 M to an unpacked "direct" kernel, which ran a tile of the tiny step's
+// MLP input gradient (128 x 64 x 512) at 0.4x the packed kernels' speed. The same product
+// asked in column-major form (C^T = B^T A^T, which is how OpenBLAS runs a row-major call
+// anyway) always takes the packed kernels.
+void sgemm_packed(const Gemm& g) {
+  cblas_sgemm(CblasColMajor, g.trans_b, g.trans_a, (int)g.n, (int)g.m, (int)g.k, g.alpha, g.b, (int)g.ldb, g.a,
+              (int)g.lda, g.beta, g.c, (int)g.ldc);
+}
+
+}  // namespace
+
+void sgemm_one_thread(const Gemm& g) {
+  on_one_thread([&] {
+    cblas_sgemm(CblasRowMajor, g.trans_a, g.trans_b, (int)g.m, (int)g.n, (int)g.k, g.alpha, g.a, (int)g.lda, g.b,
+                (int)g.ldb, g.beta, g.c, (int)g.ldc);
+  });
+}
+
+GemmTile gemm_tile(int64_t m, int64_t n, int64_t k) {
+  const GemmTile whole{std::max<int64_t>(m, 1), std::max<int64_t>(n, 1)};
+  const double work = (double)m * (double)n * (double)k;
+  int64_t tiles = work >= kMinSplit ? 2 : 1;
+  while (tiles * 2 <= kMaxTiles && work / (double)(tiles * 2) >= kWorkPerTile) tiles *= 2;
+  // of the grids r x c = tiles, the one that packs least: A's rows are packed once per
+  // column of tiles (m c), B's columns once per row of tiles (n r)
+  for (; tiles > 1; tiles /= 2) {
+    GemmTile best{0, 0};
+    int64_t best_cost = 0;
+    for (int64_t r = 1; r <= tiles; r *= 2) {
+      const int64_t c = tiles / r;
+      const GemmTile t{r == 1 ? whole.rows : round_up(ceil_div(m, r), kQuantum),
+                       c == 1 ? whole.cols : round_up(ceil_div(n, c), kQuantum)};
+      if ((r > 1 && t.rows < kMinSide) || (c > 1 && t.cols < kMinSide)) continue;
+      const int64_t cost = m * c + n * r;
+      if (best.rows == 0 || cost < best_cost) best = t, best_cost = cost;
+    }
+    if (best.rows != 0) return best;
+  }
+  return whole;
+}
+
+void sgemm_tiled(const Gemm* products, int64_t count) {
+  if (count <= 0) return;
+  const Gemm& shape = products[0];
+  for (int64_t p = 1; p < count; ++p)
+    NL_CHECK(products[p].m == shape.m && products[p].n == shape.n && products[p].k == shape.k,
+             "sgemm_tiled: products of different shapes in one call");
+  if (shape.m == 0 || shape.n == 0) return;
+  const GemmTile tile = gemm_tile(shape.m, shape.n, shape.k);
+  const int64_t tile_rows = ceil_div(shape.m, tile.rows), tile_cols = ceil_div(shape.n, tile.cols);
+  const int64_t per_product = tile_rows * tile_cols, jobs = count * per_product;
+  // which thread does a tile, and in what order, changes nothing: each output element is
+  // one tile's, summed by one sgemm call over the whole inner dimension
+#pragma omp parallel for schedule(dynamic) if (jobs > 1)
+  for (int64_t job = 0; job < jobs; ++job) {
+    const Gemm& g = products[job / per_product];
+    const int64_t i0 = (job % per_product) / tile_cols * tile.rows, j0 = (job % per_product) % tile_cols * tile.cols;
+    Gemm part = g;
+    part.m = std::min(tile.rows, g.m - i0);
+    part.n = std::min(tile.cols, g.n - j0);
+    part.a = g.trans_a == CblasNoTrans ? g.a + i0 * g.lda : g.a + i0;
+    part.b = g.trans_b == CblasNoTrans ? g.b + j0 : g.b + j0 * g.ldb;
+    part.c = g.c + i0 * g.ldc + j0;
+    on_one_thread([&] { sgemm_packed(part); });
+  }
+}
+
+}  // namespace nl
