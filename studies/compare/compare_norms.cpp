@@ -86,6 +86,11 @@ const std::vector<std::string>& default_demo_runs() {
   return runs;
 }
 
+// The fields of results.json that demo_rows and the report read, beside the comparison's own.
+const ResultSchema kDemoFields = {{"unigram_loss", kNumber},          {"runs[].config.block", kString},
+                                  {"runs[].config.norm", kString},     {"runs[].config.layers", kInteger},
+                                  {"runs[].config.recipe", kString, true}, {"runs[].result.diverged", kBool, true}};
+
 std::vector<DemoRow> demo_rows(const json& results) {
   std::vector<DemoRow> rows;
   for (const json& run : results["runs"]) {
@@ -190,7 +195,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
   // missing data fails before any run; the unigram loss is the status's reference
   if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
   const json results = compare_runs(p, f, "train_gpt", given_flags(p, {"threads", "jobs", "runs"}), runs, out,
-                                    base.threads, 2, false, extra);
+                                    base.threads, 2, false, kDemoFields, extra);
   const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
   write_curves(out + "/val_loss.csv", results["runs"]);

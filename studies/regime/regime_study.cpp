@@ -156,6 +156,39 @@ std::vector<int> earlier_cells(const json& earlier, const std::string& path, con
 
 }  // namespace
 
+ResultSchema regime_results_schema() {
+  ResultSchema schema = {
+      {"recipe", kObject},          {"recipe.steps", kInteger},       {"recipe.batch", kInteger},
+      {"recipe.seq", kInteger},     {"recipe.dim", kInteger},         {"reference", kString},
+      {"train_bytes_all", kInteger}, {"seeds", kArray},               {"seeds[]", kInteger},
+      {"screen_step", kInteger},    {"vit_steps", kInteger},          {"seconds", kNumber},
+      {"loads", kArray},            {"loads[]", kNumber},             {"plot_script", kString},
+      {"grid_replaced", kBool, true}, {"llama_note", kString, true},  {"not_run", kArray, true},
+      {"not_run[]", kObject},       {"not_run[].cell", kString, true}, {"not_run[].seed", kInteger, true},
+      {"runs", kArray},             {"runs[]", kObject},              {"runs[].model", kString},
+      {"runs[].arm", kString},      {"runs[].size", kInteger},        {"runs[].width", kInteger},
+      {"runs[].seed", kInteger},    {"runs[].llama", kBool, true},    {"runs[].exit_code", kInteger},
+      {"runs[].kept", kBool, true}, {"runs[].val_end", kNumber | kNull}, {"runs[].seconds", kNumber | kNull},
+      {"runs[].norm", kString},     {"runs[].bounded", kString},      {"runs[].train_end", kNumber | kNull, true},
+      {"runs[].sat_screen", kNumber | kNull, false, "model=gpt"},
+      // the header the report quotes
+      {"date", kString},            {"command", kString},             {"out", kString},
+      {"grid", kString},            {"jobs", kInteger},               {"threads", kInteger},
+      {"cores", kInteger},          {"cells_run", kInteger},          {"cells_kept", kInteger},
+      {"estimate_minutes", kString | kNumber}};
+  for (const char* list : {"arms", "vit_arms", "llama_arms"}) {
+    const std::string l = list;
+    schema.insert(schema.end(), {{l, kArray, l == "llama_arms"}, {l + "[]", kObject}, {l + "[].label", kString},
+                                 {l + "[].flags", kString}});
+  }
+  for (const char* curve : {"curve", "acc_curve"}) {
+    const std::string c = std::string("runs[].") + curve;
+    schema.insert(schema.end(), {{c, kArray, c != "runs[].curve"}, {c + "[]", kArray}, {c + "[][0]", kInteger},
+                                 {c + "[][1]", kNumber | kNull}});
+  }
+  return schema;
+}
+
 std::vector<std::string> full_grid_gpt_labels() {
   std::vector<std::string> labels;
   for (const auto* arms : {&kFullArms, &kLlamaArms})
@@ -354,7 +387,7 @@ int regime_study_main(const std::vector<std::string>& args) {
   for (const std::string& k : p.recipe_keys())
     if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
   for (const std::string& file : cells_from_files) {
-    const json earlier = read_results_file(file, "--cells-from");
+    const json earlier = read_results_file(file, "--cells-from", regime_results_schema());
     const std::vector<int> found = earlier_cells(earlier, file, plan_cells, recipe, keys, plan.vit_steps, measure_first);
     for (size_t i = 0; i < plan_cells.size(); ++i)
       if (kept_runs[i].is_null() && found[i] >= 0) kept_runs[i] = earlier["runs"][found[i]];
@@ -395,7 +428,7 @@ int regime_study_main(const std::vector<std::string>& args) {
 
   json results;
   if (reuse) {
-    results = read_study_results(out);
+    results = read_study_results(out, regime_results_schema());
   } else {
     const auto start = StudyClock::now();
     std::vector<double> loads = {load_average()};
