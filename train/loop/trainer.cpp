@@ -18,6 +18,7 @@
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
+#include "train/io/run_lock.h"
 #include "train/io/run_log.h"
 #include "train/loop/median.h"
 #include "train/loop/progress.h"
@@ -150,6 +151,11 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   NL_CHECK(!c.recipe_keys.empty(), "train: internal: the run's recipe keys are not set");
   // every check comes before the first write: the folder (again, just before it is
   // used), the weights to start from, the checkpoint to continue and its recipe
+  check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
+  // one writer per folder for the whole run; the check again under the lock, since
+  // another run may have written the folder between the first check and the lock
+  std::optional<RunFolderLock> folder_lock;
+  if (lead) folder_lock.emplace(c.out_dir, "--out");
   check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
   if (!c.init_from.empty()) load_weights(c.init_from, flat);
   int64_t start_step = 0;
