@@ -113,3 +113,38 @@ TEST_CASE("fault inputs: a signal while the run is set up ends it at once, writi
     CHECK_FALSE(fs::exists(out));
   }
 }
+
+TEST_CASE("fault inputs: a stop signal during a long evaluation is answered between its batches", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  const std::string out = f.tmp.sub("run");
+  // step 2 evaluates 20 000 batches (tens of seconds of work); step 1's checkpoint is
+  // written just before step 2 starts
+  const pid_t pid = spawn_program(
+      kTrainGpt,
+      split_args(f.tiny + " --steps 1000 --eval-every 2 --eval-batches 20000 --checkpoint-every 1 --out " + out),
+      f.tmp.sub("out.txt"), f.tmp.sub("err.txt"));
+  REQUIRE(pid > 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(out + "/checkpoint.safetensors") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the evaluation
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  const int status = wait_child(pid);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string err = read_bytes(f.tmp.sub("err.txt"));
+  INFO("stderr: " << err << "ended " << seconds << " s after the signal");
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  // before: it answered after the whole evaluation (here tens of seconds; 6 min 42 s for
+  // --eval-batches 100000 of the demo model)
+  CHECK(seconds < 3.0);
+  // the checkpoint of the last whole step, whose row has no validation loss
+  CHECK_THAT(err, Contains("step 2"));
+  const auto rows = read_csv_rows(out + "/log.csv");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[2][0] == "2");
+  CHECK(rows[2][2].empty());
+  CHECK(nl::load_safetensors(out + "/checkpoint.safetensors").metadata.at("step") == "2");
+}

@@ -53,7 +53,9 @@ class TrainTask {
   virtual std::vector<std::string> step_columns() const { return {}; }
   virtual std::vector<double> step_values(int64_t steps_done, int64_t batch) const { return {}; }
   virtual std::vector<std::string> eval_columns() const = 0;
-  virtual std::vector<double> evaluate() = 0;  // in eval mode, no graph; restores the mode
+  // In eval mode, no graph; restores the mode. Empty when a stop signal came between
+  // its batches (the loop then saves the step's checkpoint and stops).
+  virtual std::vector<double> evaluate() = 0;
   virtual std::vector<std::string> measure_columns() const { return {}; }
   virtual std::vector<double> measurements() const { return {}; }
   // The progress line's pieces: after the step count ("  epoch 1.25") and for an

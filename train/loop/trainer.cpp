@@ -250,6 +250,9 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const bool evaluates = lead && ((step + 1) % c.eval_every == 0 || step + 1 == end_step);
     std::vector<double> eval;
     if (evaluates) result.final_eval = eval = task.evaluate();
+    // a stop signal cuts an evaluation short (train/loop/task.h): the row's cells stay
+    // empty and the step's checkpoint is written below
+    const bool evaluated = evaluates && !eval.empty();
     result.final_train_loss = s.loss;
 
     std::ostringstream row;
@@ -268,11 +271,11 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     char line[256];
     std::snprintf(line, sizeof line, "step %5lld/%lld%s  loss %.4f%s  lr %.2e  %7.0f %s/s  ETA %s",
                   (long long)(step + 1), (long long)c.steps, task.progress_prefix(step + 1, c.batch).c_str(), s.loss,
-                  evaluates ? task.progress_eval(eval).c_str() : "", lr, items / dt, task.unit(),
+                  evaluated ? task.progress_eval(eval).c_str() : "", lr, items / dt, task.unit(),
                   format_duration(eta_seconds(seconds_since(loop_start), (double)(step + 1 - start_step),
                                               (double)(end_step - start_step)))
                       .c_str());
-    progress.show(line, evaluates, step + 1);
+    progress.show(line, evaluated, step + 1);
     if (policy_decided) progress.show("step " + std::to_string(step + 1) + ": " + governor->change(), true, step + 1);
     result.steps_done = step + 1;
     if (lead)
