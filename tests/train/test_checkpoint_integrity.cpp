@@ -149,4 +149,33 @@ TEST_CASE("checkpoint integrity: --init-from takes a weights-only safetensors fi
   auto reshaped = weights;
   reshaped.at("wpe.weight") = weights.at("wpe.weight").reshape({-1});
   refused(reshaped, "wpe.weight");
+  // before: one exponent bit flipped (0.0127 -> 4.36e36) trained to a loss of 2.6e36 and exited 0
+  auto absurd = weights;
+  std::vector<float> values = absurd.at("wte.weight").to_vector();
+  values.back() = 4.36e36f;
+  absurd.at("wte.weight") = nl::Tensor::from_vector(values, weights.at("wte.weight").shape());
+  refused(absurd, "'wte.weight' holds 4.36e+36");
+  values.back() = -2e6f;  // just past the bound, finite and sane-looking
+  absurd.at("wte.weight") = nl::Tensor::from_vector(values, weights.at("wte.weight").shape());
+  refused(absurd, "beyond the bound");
+}
+
+TEST_CASE("checkpoint integrity: a re-signed checkpoint holding a finite value beyond the bound is refused",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  SECTION("a weight") {
+    StoppedRun run;
+    resign(run.checkpoint, [](nl::SafetensorsFile& f) { set_value(f, "wpe.weight", 1, 3e7f); });
+    run.expect_resume_refused({"'wpe.weight' holds 3e+07", "beyond the bound"});
+  }
+  SECTION("a first moment") {
+    StoppedRun run;
+    resign(run.checkpoint, [](nl::SafetensorsFile& f) { set_value(f, "optim.m", 0, -5e6f); });
+    run.expect_resume_refused({"'optim.m'", "beyond the bound"});
+  }
+  SECTION("a second moment") {
+    StoppedRun run;
+    resign(run.checkpoint, [](nl::SafetensorsFile& f) { set_value(f, "optim.v", 2, 1e20f); });
+    run.expect_resume_refused({"'optim.v'", "beyond the bound"});
+  }
 }
