@@ -236,3 +236,35 @@ TEST_CASE("run folders: one writer at a time; a second, fresh, --overwrite or --
   CHECK(r.code == 2);
   CHECK_FALSE(fs::exists(made));
 }
+
+TEST_CASE("run folders: --out is refused for the root, the home folder and a name with a control character",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  // before: accepted (as root the run wrote its files into /)
+  for (const std::string root : {"/", "//", "/tmp/.."}) {
+    const RunResult r = run_limited(kTrainGpt, f.tiny + " --out " + root, f.tmp);
+    INFO(root << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("--out") && Contains("filesystem's root"));
+  }
+  const std::string home = f.tmp.sub("home");
+  fs::create_directories(home);
+  for (const std::string& out : {home, home + "/", home + "/../home"})
+    expect_refused("env HOME=" + home + " " + kTrainGpt, f.tiny + " --out " + out, home, {"--out", "the home folder"},
+                   f.tmp);
+  // a newline or another control character in the name (no shell: the byte reaches the program)
+  for (const std::string& name : {std::string("a\nb"), std::string("tab\there"), std::string("esc\x1b")}) {
+    const std::string out = f.tmp.sub(name);
+    std::vector<std::string> args = split_args(f.tiny);
+    args.insert(args.end(), {"--out", out});
+    const pid_t pid = spawn_program(kTrainGpt, args, f.tmp.sub("o.txt"), f.tmp.sub("e.txt"));
+    const int status = wait_child(pid);
+    const std::string err = read_bytes(f.tmp.sub("e.txt"));
+    INFO(err);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 2));
+    CHECK(count_lines(err) == 1);
+    CHECK_THAT(err, Contains("--out holds a control character"));
+    CHECK_FALSE(fs::exists(out));
+  }
+}
