@@ -67,8 +67,9 @@ TEST_CASE("fault inputs: fold_ln and the grid refuse a FIFO in place of what the
   const std::string in = f.tmp.sub("in");
   fs::create_directories(in);
   make_fifo(in + "/checkpoint.safetensors");
+  // before: "no checkpoint at ...", as if it were missing
   expect_refused(kFoldLn, "--threads 1 --in " + in + " --out " + f.tmp.sub("folded"), in,
-                 {"checkpoint.safetensors"}, f.tmp);
+                 {"--in", "checkpoint.safetensors", "not a regular file (a FIFO)"}, f.tmp);
   CHECK_FALSE(fs::exists(f.tmp.sub("folded")));
 
   // a cell folder of compare_norms whose config.json, or result.json, is a FIFO

@@ -268,3 +268,17 @@ TEST_CASE("run folders: --out is refused for the root, the home folder and a nam
     CHECK_FALSE(fs::exists(out));
   }
 }
+
+TEST_CASE("run folders: a dangling link as --out is named as such", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  const std::string link = f.tmp.sub("link");
+  fs::create_symlink(f.tmp.sub("gone"), link);
+  // before: "File exists", from making the folder
+  const RunResult r = run_limited(kTrainGpt, f.tiny + " --out " + link, f.tmp);
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK_THAT(r.err, Contains("--out " + link + " is a link to " + f.tmp.sub("gone") + ", which does not exist"));
+  CHECK_FALSE(fs::exists(f.tmp.sub("gone")));
+}

@@ -407,13 +407,20 @@ bool FlagParser::parse(const std::vector<std::string>& given_args) {
     NL_CHECK(valid_utf8(given_args[i]), "argument ", i + 1,
              i > 0 && given_args[i - 1].rfind("--", 0) == 0 ? " (after " + given_args[i - 1] + ")" : std::string(),
              " is not valid UTF-8 text: every value is recorded in config.json, which holds UTF-8 only");
-  std::vector<std::string> args = m.expand_implied(m.expand_config(given_args));
-  // CLI11 would take `--quiet=1`; a switch has no value to give
-  for (const std::string& a : args) {
+  std::vector<std::string> args;
+  // CLI11 would take `--quiet=1`; a switch has no value to give. `--flag=VALUE` becomes
+  // `--flag VALUE` here: CLI11 read an empty `--norm=` as no value and took the next
+  // flag's value for a stray argument ("unexpected argument 'X'" for `--norm= --out X`)
+  for (const std::string& a : m.expand_implied(m.expand_config(given_args))) {
     const size_t eq = a.find('=');
-    if (a.rfind("--", 0) != 0 || eq == std::string::npos) continue;
-    const Impl::Entry* e = m.find(a.substr(0, eq));
-    NL_CHECK(!e || e->kind != Kind::Toggle, "flag ", a.substr(0, eq), " takes no value (got '", a, "')");
+    const Impl::Entry* e = a.rfind("--", 0) == 0 && eq != std::string::npos ? m.find(a.substr(0, eq)) : nullptr;
+    if (!e) {
+      args.push_back(a);
+      continue;
+    }
+    NL_CHECK(e->kind != Kind::Toggle, "flag ", a.substr(0, eq), " takes no value (got '", a, "')");
+    args.push_back(a.substr(0, eq));
+    args.push_back(a.substr(eq + 1));
   }
   // CLI11 takes the arguments last first
   std::vector<std::string> reversed(args.rbegin(), args.rend());
