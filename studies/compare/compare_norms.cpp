@@ -108,7 +108,8 @@ std::vector<DemoRow> demo_rows(const json& results) {
     row.tok_s = result_number(r, "tok_per_s");
     const int64_t layers = c["layers"];
     row.rms_ratio = result_number(r, "rms_" + std::to_string(layers)) / result_number(r, "rms_0");
-    row.diverged = run["exit_code"] != 0 || !r.is_object() || r.value("diverged", true);
+    row.exit_code = run["exit_code"];
+    row.diverged = row.exit_code != 0 || !r.is_object() || r.value("diverged", true);
     rows.push_back(row);
   }
   // each row against the ln run of its block and recipe, else the first ln run on its
@@ -131,6 +132,8 @@ std::vector<DemoRow> demo_rows(const json& results) {
     const double ln_val = !base || base->diverged ? NAN : base->val_loss;
     row.vs_ln = percent_above(row.val_loss, ln_val);
     row.status = status_against_ln(row.diverged, row.val_loss, ln_val, unigram);
+    // exit 1 is a NaN/inf stop; any other failure (2: refused, 128 + N: a signal) is no divergence
+    if (row.exit_code != 0 && row.exit_code != 1) row.status = "FAILED (exit " + std::to_string(row.exit_code) + ")";
   }
   return rows;
 }
@@ -201,6 +204,8 @@ int compare_norms_main(const std::vector<std::string>& args) {
   write_curves(out + "/val_loss.csv", results["runs"]);
   write_text_file(out + "/report.md", render_demo_report(results));
   print_table(rows);
+  for (const DemoRow& r : rows)
+    if (r.status.rfind("FAILED", 0) == 0) return 1;  // a run that did not train is not a result
   return 0;
 }
 
