@@ -9,9 +9,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -69,6 +71,42 @@ TEST_CASE("checkpoint integrity: one bit flipped in a weight's exponent is refus
   REQUIRE(std::fabs(after) > 1e30f);
   write_bytes(run.checkpoint, bytes);
   run.expect_resume_refused({"tensor '" + name + "'", "does not match its checksum", "corrupt"});
+}
+
+TEST_CASE("checkpoint integrity: a bit flipped in the last byte of the first or last tensor, or in the step, is "
+          "refused by its checksum", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  // the tensors in the order of their bytes in the file: a checksum over only a part of
+  // each tensor (its first quarter, say) would miss the flips at their ends
+  for (const bool last : {false, true}) {
+    StoppedRun run;
+    std::string bytes = read_bytes(run.checkpoint);
+    uint64_t header_length = 0;
+    std::memcpy(&header_length, bytes.data(), 8);
+    const auto header = nlohmann::json::parse(bytes.substr(8, header_length));
+    std::string name;
+    size_t begin = SIZE_MAX, end = 0;
+    for (const auto& [n, entry] : header.items()) {
+      if (n == "__metadata__") continue;
+      const size_t b = entry.at("data_offsets").at(0).get<size_t>(), e = entry.at("data_offsets").at(1).get<size_t>();
+      if (last ? e > end : b < begin) name = n, begin = b, end = e;
+    }
+    INFO((last ? "the last tensor, " : "the first tensor, ") << name);
+    bytes[8 + header_length + end - 1] ^= 0x01;  // a bit of the tensor's last value
+    write_bytes(run.checkpoint, bytes);
+    run.expect_resume_refused({"tensor '" + name + "' does not match its checksum"});
+  }
+  // the step in the metadata, one digit changed (the same length: the header stays valid)
+  StoppedRun run;
+  std::string bytes = read_bytes(run.checkpoint);
+  uint64_t header_length = 0;
+  std::memcpy(&header_length, bytes.data(), 8);
+  const size_t at = bytes.find("\"step\":\"2\"");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(at < 8 + header_length);
+  bytes[at + 8] = '1';
+  write_bytes(run.checkpoint, bytes);
+  run.expect_resume_refused({"the metadata does not match its checksum"});
 }
 
 TEST_CASE("checkpoint integrity: re-signed checkpoints holding what no training writes are refused",
