@@ -83,7 +83,7 @@ TEST_CASE("run folders: a run refused after its flags were read leaves the folde
   expect_refused(kTrainGpt, f.tiny + " --overwrite --data " + f.tmp.sub("nothing") + " --out " + run, run,
                  {"nothing"}, f.tmp);
   expect_refused(kTrainGpt, f.tiny + " --overwrite --init-from " + f.tmp.sub("none.safetensors") + " --out " + run,
-                 run, {"none.safetensors"}, f.tmp);
+                 run, {"--init-from " + f.tmp.sub("none.safetensors") + ": no such file"}, f.tmp);
 }
 
 TEST_CASE("run folders: --overwrite replaces the run, leaving no file of the old one", "[fault][cli]") {
@@ -231,8 +231,8 @@ TEST_CASE("run folders: one writer at a time; a second, fresh, --overwrite or --
   require_ok(run_program(kTrainGpt, f.tiny + " --out " + stale, f.tmp));
   CHECK_FALSE(fs::exists(stale + "/run.lock"));
   const std::string made = f.tmp.sub("made");
-  const RunResult r =
-      run_program(kTrainGpt, f.tiny + " --init-from " + f.tmp.sub("none.safetensors") + " --out " + made, f.tmp);
+  const RunResult r = run_program(
+      kTrainGpt, f.tiny + " --init-from " + f.tmp.sub("none.safetensors") + " --out " + made + "/a/b", f.tmp);
   CHECK(r.code == 2);
   CHECK_FALSE(fs::exists(made));
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "train/io/checksum.h"
 #include "train/io/safetensors.h"
@@ -182,6 +183,8 @@ CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, 
 }
 
 std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params) {
+  std::error_code ec;
+  NL_CHECK(std::filesystem::exists(std::filesystem::symlink_status(path, ec)), "--init-from ", path, ": no such file");
   SafetensorsFile f = load_safetensors(path);
   const std::string file = "--init-from " + path;
   if (f.metadata.count(kTensorCrcKey)) check_checksums(file, f);

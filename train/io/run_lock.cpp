@@ -32,6 +32,10 @@ std::string holder_pid(int fd) {
 RunFolderLock::RunFolderLock(const std::string& dir, const std::string& flag)
     : dir_(dir), path_((fs::path(dir) / kRunLockName).string()) {
   std::error_code ec;
+  // the highest folder of the path that does not exist yet: what the lock makes
+  for (fs::path q = fs::absolute(dir, ec); !q.empty() && !fs::exists(q, ec) && q != q.parent_path();
+       q = q.parent_path())
+    made_top_ = q.string();
   made_dir_ = fs::create_directories(dir, ec);
   NL_CHECK(!ec, flag, " ", dir, ": cannot make the folder: ", ec.message());
   // a holder that deletes the file as it ends leaves a later opener with an unlinked
@@ -65,8 +69,12 @@ RunFolderLock::~RunFolderLock() {
   if (fd_ < 0) return;
   unlink(path_.c_str());
   close(fd_);
+  if (!made_dir_ || made_top_.empty()) return;
+  // the folders it made, from the run's up, while they are empty (a refused run leaves none)
   std::error_code ec;
-  if (made_dir_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
+  for (fs::path q = fs::absolute(dir_, ec); !q.empty() && fs::is_empty(q, ec) && fs::remove(q, ec);
+       q = q.parent_path())
+    if (q.string() == made_top_) break;
 }
 
 }  // namespace nl

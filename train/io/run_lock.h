@@ -14,8 +14,9 @@ extern const char* const kRunLockName;
 
 class RunFolderLock {
  public:
-  // Takes the lock on `dir` (made when missing, and removed again on release if it is
-  // then empty), or throws naming `flag`, the folder and the pid that holds it.
+  // Takes the lock on `dir` (made, with its missing parents, when missing, and removed
+  // again on release while empty), or throws naming `flag`, the folder and the pid that
+  // holds it.
   RunFolderLock(const std::string& dir, const std::string& flag);
   // Deletes the lock file while still holding it, then lets go.
   ~RunFolderLock();
@@ -26,6 +27,7 @@ class RunFolderLock {
   std::string dir_, path_;
   int fd_ = -1;
   bool made_dir_ = false;
+  std::string made_top_;  // the highest folder it made (absolute), "" when none
 };
 
 }  // namespace nl
