@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "studies/grid/commands.h"
+#include "tests/fake_fashion_mnist.h"
 #include "tests/train/run_fixtures.h"
 #include "train/flags/flag_parser.h"
 
@@ -21,19 +22,23 @@ using namespace nl::test;
 
 namespace {
 
-double estimate_bytes(const std::string& args) {
-  nl::FlagParser p("train_gpt", "");
-  nl::TrainGptCommand c;
-  nl::add_train_gpt_flags(p, c);
+double estimate_bytes(const std::string& program, const std::string& args) {
+  nl::FlagParser p(program, "");
+  nl::TrainGptCommand gpt;
+  nl::TrainVitCommand vit;
+  if (program == "train_gpt") nl::add_train_gpt_flags(p, gpt);
+  else nl::add_train_vit_flags(p, vit);
   REQUIRE(p.parse(split_args(args)));
   double total = 0;
-  for (const nl::MemoryTerm& t : nl::train_gpt_memory(c)) total += t.bytes;
+  for (const nl::MemoryTerm& t : program == "train_gpt" ? nl::train_gpt_memory(gpt) : nl::vit_run_memory(vit.run))
+    total += t.bytes;
   return total;
 }
 
-// The child's peak resident set (ru_maxrss, KiB), in bytes; -1 when it did not exit 0.
-double peak_bytes(const std::string& args, const TempDir& tmp) {
-  const pid_t pid = spawn_program(kTrainGpt, split_args(args), tmp.sub("o.txt"), tmp.sub("e.txt"));
+// The child's peak resident set (ru_maxrss, KiB), in bytes; the child must exit 0.
+double peak_bytes(const std::string& program, const std::string& args, const TempDir& tmp) {
+  const pid_t pid =
+      spawn_program(nl::test::build_dir() + "/" + program, split_args(args), tmp.sub("o.txt"), tmp.sub("e.txt"));
   int status = 0;
   rusage usage{};
   while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
@@ -49,17 +54,25 @@ TEST_CASE("memory estimate: within 1.25x of the measured peak across batch, widt
           "[memory][cli]") {
   REQUIRE(std::filesystem::exists(kTrainGpt));
   FakeGptRun f;
-  const std::string common = "--data " + f.data + " --threads 1 --quiet --steps 1 --warmup 0 --eval-every 1 ";
+  std::filesystem::create_directories(f.tmp.sub("images"));
+  nl::test::write_fake_set(f.tmp.sub("images"), "train", 600);  // a ViT's images
+  nl::test::write_fake_set(f.tmp.sub("images"), "t10k", 30);
+  const std::string common = "--threads 1 --quiet --steps 1 --warmup 0 --eval-every 1 ";
+  const std::string text = "train_gpt --data " + f.data + " ", images = "train_vit --data " + f.tmp.sub("images") + " ";
   const std::vector<std::string> runs = {
-      "--layers 2 --dim 64 --heads 4 --seq 64 --batch 256 --eval-batches 1",    // the batch
-      "--layers 1 --dim 512 --heads 8 --seq 32 --batch 24 --eval-batches 1",    // the width
-      "--layers 12 --dim 64 --heads 4 --seq 32 --batch 64 --eval-batches 1",    // the depth
-      "--layers 1 --dim 32 --heads 2 --seq 32 --batch 2 --eval-batches 20000",  // the validation batches
-      "--layers 2 --dim 64 --heads 4 --seq 64 --batch 2 --eval-batches 1 --act-stats-every 1 --act-stats-batch 1500",
+      text + "--layers 2 --dim 64 --heads 4 --seq 64 --batch 256 --eval-batches 1",    // the batch
+      text + "--layers 1 --dim 512 --heads 8 --seq 32 --batch 24 --eval-batches 1",    // the width
+      text + "--layers 12 --dim 64 --heads 4 --seq 32 --batch 64 --eval-batches 1",    // the depth
+      text + "--layers 1 --dim 32 --heads 2 --seq 32 --batch 2 --eval-batches 20000",  // the validation batches
+      text + "--layers 2 --dim 64 --heads 4 --seq 64 --batch 2 --eval-batches 1 --act-stats-every 1 "
+             "--act-stats-batch 1500",                                                   // the probe
+      images + "--val-size 100 --layers 2 --dim 128 --heads 4 --patch 4 --batch 500 --eval-batch 100",  // a ViT
   };
   for (size_t i = 0; i < runs.size(); ++i) {
-    const std::string args = common + runs[i] + " --out " + f.tmp.sub("run" + std::to_string(i));
-    const double estimate = estimate_bytes(args), peak = peak_bytes(args, f.tmp);
+    const std::string program = runs[i].substr(0, runs[i].find(' '));
+    const std::string args =
+        common + runs[i].substr(program.size() + 1) + " --out " + f.tmp.sub("run" + std::to_string(i));
+    const double estimate = estimate_bytes(program, args), peak = peak_bytes(program, args, f.tmp);
     INFO(runs[i] << "\nestimate " << estimate / 1048576.0 << " MiB, peak " << peak / 1048576.0 << " MiB, ratio "
                  << peak / estimate);
     WARN(runs[i] << ": estimate " << estimate / 1048576.0 << " MiB, peak " << peak / 1048576.0 << " MiB, ratio "
