@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "autograd/interrupt.h"
 #include "autograd/profile.h"
 #include "tensor/threads.h"
 #include "train/io/checkpoint.h"
@@ -225,6 +226,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   // fewer threads while another process holds a core; results do not depend on it
   std::optional<ThreadGovernor> governor;
   if (c.threads_adapt == "on" && c.threads > 1 && c.device == "cpu") governor.emplace(c.threads);
+  const bool interruptible = task.batches_rewind() && dist::world_size() == 1;
   const auto loop_start = Clock::now();
   const double cpu_start = process_cpu_seconds();
   for (int64_t step = start_step; step < end_step; ++step) {
@@ -232,10 +234,26 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const double cpu0 = process_cpu_seconds();
     if (governor) governor->start_step();
     const float lr = lr_at(step, c.steps, c.warmup, c.lr, c.min_lr);
-    task.next_batch(c.batch, x, y);
-    const StepOutcome s = train_step(
-        [&] { return task.loss(x.slice(0, shard_start, shard_start + shard), y.slice(0, shard_start, shard_start + shard)); },
-        flat, optim, lr, c.clip, guard, step + 1, result.end);
+    // a stop signal may abandon the step before the optimizer runs (one process only: the
+    // other ranks would wait in the all-reduce): its batch and the task's state are put back
+    // as they were, and the checkpoint below the loop is of the last whole step
+    std::optional<Generator> batches_before;
+    std::map<std::string, std::string> state_before;
+    if (interruptible) batches_before = task.batch_generator(), state_before = task.extra_state();
+    StepOutcome s;
+    try {
+      std::optional<InterruptPoll> poll;
+      if (interruptible) poll.emplace([] { return stop_signal() != 0; });
+      task.next_batch(c.batch, x, y);
+      s = train_step([&] { return task.loss(x.slice(0, shard_start, shard_start + shard),
+                                            y.slice(0, shard_start, shard_start + shard)); },
+                     flat, optim, lr, c.clip, guard, step + 1, result.end);
+    } catch (const Interrupted&) {
+      task.resume_batches(step, c.batch, *batches_before);
+      task.restore_extra_state(state_before);
+      result.end.signal = stop_signal();
+      break;
+    }
     if (!s.grad_norm) {
       result.diverged = true;
       break;
