@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/interrupt.h"
 #include "autograd/profile.h"
 #include "tensor/ops.h"
 
@@ -110,6 +111,7 @@ void Var::backward(const Tensor& upstream, bool retain_graph) const {
   pending[impl_.get()] = upstream;
   if (profiling) charge("graph walk backward", walk_start);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    poll_interrupt();  // a stop signal need not wait for the whole sweep of a large batch
     VarImpl* v = *it;
     auto found = pending.find(v);
     if (found == pending.end()) continue;

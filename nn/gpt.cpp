@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "autograd/interrupt.h"
 #include "autograd/ops.h"
 #include "autograd/profile.h"
 
@@ -97,7 +98,10 @@ Var GPT::forward_embedded(const Var& e) const {
   NL_CHECK(e.dim() == 3 && e.shape()[2] == config.dim && e.shape()[1] <= config.context,
            "gpt: the embedding must be (B, T <= ", config.context, ", ", config.dim, "), got ", describe(e.value()));
   Var x = stream_start(e);
-  for (const auto& block : blocks) x = block->forward(x);
+  for (const auto& block : blocks) {
+    poll_interrupt();  // between blocks: a stop signal need not wait for a large batch's forward
+    x = block->forward(x);
+  }
   if (probe_) probe_->record(config.layers, "resid", x.value());
   x = probed_norm(*ln_f, x, config.layers, "ln_f");
   profile::Scope scope("lm head");

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "autograd/interrupt.h"
 #include "autograd/ops.h"
 
 namespace nl {
@@ -63,7 +64,10 @@ Var ViT::forward(const Var& images) const {
   Var cls = ag::expand(ag::reshape(cls_token, {1, 1, c.dim}), {B, 1, c.dim});      // (B, 1, dim)
   Var x = ag::add(ag::concat({cls, tokens}, 1), pos_embed);                        // (B, N + 1, dim)
   if (norm_kind(c.norm.name).centres_stream) x = ag::sub(x, ag::mean(x, {-1}, true));  // centre the stream once
-  for (const auto& block : blocks) x = block->forward(x);
+  for (const auto& block : blocks) {
+    poll_interrupt();  // between blocks: a stop signal need not wait for a large batch's forward
+    x = block->forward(x);
+  }
   if (probe_) probe_->record(c.layers, "resid", x.value());
   // only the class token reaches the head, and the norms act per token: normalise it alone
   Var first = ag::reshape(ag::slice(x, 1, 0, 1), {B, c.dim});

@@ -86,6 +86,11 @@ const std::vector<std::string>& default_demo_runs() {
   return runs;
 }
 
+// The fields of results.json that demo_rows and the report read, beside the comparison's own.
+const ResultSchema kDemoFields = {{"unigram_loss", kNumber},          {"runs[].config.block", kString},
+                                  {"runs[].config.norm", kString},     {"runs[].config.layers", kInteger},
+                                  {"runs[].config.recipe", kString, true}, {"runs[].result.diverged", kBool, true}};
+
 std::vector<DemoRow> demo_rows(const json& results) {
   std::vector<DemoRow> rows;
   for (const json& run : results["runs"]) {
@@ -103,7 +108,8 @@ std::vector<DemoRow> demo_rows(const json& results) {
     row.tok_s = result_number(r, "tok_per_s");
     const int64_t layers = c["layers"];
     row.rms_ratio = result_number(r, "rms_" + std::to_string(layers)) / result_number(r, "rms_0");
-    row.diverged = run["exit_code"] != 0 || !r.is_object() || r.value("diverged", true);
+    row.exit_code = run["exit_code"];
+    row.diverged = row.exit_code != 0 || !r.is_object() || r.value("diverged", true);
     rows.push_back(row);
   }
   // each row against the ln run of its block and recipe, else the first ln run on its
@@ -126,6 +132,8 @@ std::vector<DemoRow> demo_rows(const json& results) {
     const double ln_val = !base || base->diverged ? NAN : base->val_loss;
     row.vs_ln = percent_above(row.val_loss, ln_val);
     row.status = status_against_ln(row.diverged, row.val_loss, ln_val, unigram);
+    // exit 1 is a NaN/inf stop; any other failure (2: refused, 128 + N: a signal) is no divergence
+    if (row.exit_code != 0 && row.exit_code != 1) row.status = "FAILED (exit " + std::to_string(row.exit_code) + ")";
   }
   return rows;
 }
@@ -190,12 +198,14 @@ int compare_norms_main(const std::vector<std::string>& args) {
   // missing data fails before any run; the unigram loss is the status's reference
   if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
   const json results = compare_runs(p, f, "train_gpt", given_flags(p, {"threads", "jobs", "runs"}), runs, out,
-                                    base.threads, 2, false, extra);
+                                    base.threads, 2, false, kDemoFields, extra);
   const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
   write_curves(out + "/val_loss.csv", results["runs"]);
   write_text_file(out + "/report.md", render_demo_report(results));
   print_table(rows);
+  for (const DemoRow& r : rows)
+    if (r.status.rfind("FAILED", 0) == 0) return 1;  // a run that did not train is not a result
   return 0;
 }
 

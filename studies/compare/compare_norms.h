@@ -37,6 +37,7 @@ struct DemoRow {
   double train_loss, val_loss, tok_s, rms_ratio;
   double vs_ln;  // 100 (val - ln's val) / ln's val for its ln run; NaN without one
   bool diverged;  // it did not finish with finite losses
+  int exit_code;  // train_gpt's: 1 a NaN/inf stop (DIVERGED), another non-zero FAILED
 };
 std::vector<DemoRow> demo_rows(const nlohmann::json& results);
 

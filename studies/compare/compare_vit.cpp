@@ -27,6 +27,11 @@ struct Row {
   int64_t steps;
 };
 
+// The fields of results.json that table_rows reads, beside the comparison's own.
+const ResultSchema kVitFields = {{"recipe.layers", kInteger},
+                                 {"runs[].result.steps", kInteger, true},
+                                 {"runs[].result.diverged", kBool, true}};
+
 std::vector<Row> table_rows(const json& results) {
   const int64_t layers = results["recipe"]["layers"];
   std::vector<Row> rows;
@@ -128,7 +133,7 @@ int compare_vit_main(const std::vector<std::string>& args) {
   std::vector<RunSpec> runs;
   for (const auto& n : norms) runs.push_back({n, {"--norm", n}});
   const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}), runs,
-                                    out, base.threads, 4, /*all_at_once=*/true);
+                                    out, base.threads, 4, /*all_at_once=*/true, kVitFields);
   const std::vector<Row> rows = table_rows(results);
   write_summary(out + "/summary.csv", results, rows);
   write_curves(out + "/val_acc.csv", results["runs"]);

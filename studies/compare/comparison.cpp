@@ -84,9 +84,23 @@ nlohmann::json comparison_view(const nlohmann::json& results) {
   nlohmann::json view = nlohmann::json::object();
   for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
   for (const char* key : {"date", "jobs", "threads", "cores"}) view[key] = results[key];
-  view["load"] = fmt(results["load"].get<double>(), "%.1f");
+  view["load"] = fmt(results["load"].is_number() ? results["load"].get<double>() : NAN, "%.1f");  // NaN is null
   view["minutes"] = fmt(results["seconds"].get<double>() / 60.0, "%.1f");
   return view;
+}
+
+ResultSchema comparison_schema(const ResultSchema& own_fields) {
+  ResultSchema schema = {{"recipe", kObject},       {"date", kString},          {"jobs", kInteger},
+                         {"threads", kInteger},     {"cores", kInteger},        {"load", kNumber | kNull},
+                         {"seconds", kNumber},      {"runs", kArray},           {"runs[]", kObject},
+                         {"runs[].label", kString}, {"runs[].flags", kString},  {"runs[].config", kObject},
+                         {"runs[].exit_code", kInteger}, {"runs[].result", kObject | kNull}};
+  for (const char* curve : {"curve", "train_curve"}) {
+    const std::string c = std::string("runs[].") + curve;
+    schema.insert(schema.end(), {{c, kArray}, {c + "[]", kArray}, {c + "[][0]", kInteger}, {c + "[][1]", kString}});
+  }
+  schema.insert(schema.end(), own_fields.begin(), own_fields.end());
+  return schema;
 }
 
 nlohmann::json runs_json(const std::vector<ComparedRun>& runs) {
@@ -108,8 +122,8 @@ void add_comparison_flags(FlagParser& p, ComparisonFlags& f) {
 nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
                             const std::vector<std::string>& common, const std::vector<RunSpec>& runs,
                             const std::string& out, int threads, int curve_column, bool all_at_once,
-                            const nlohmann::json& extra) {
-  if (f.reuse) return read_study_results(out);
+                            const ResultSchema& own_fields, const nlohmann::json& extra) {
+  if (f.reuse) return read_study_results(out, comparison_schema(own_fields));
   const auto start = StudyClock::now();
   const double load = load_average();
   const int jobs = f.jobs > 0 ? f.jobs : all_at_once ? (int)runs.size() : 0;

@@ -11,6 +11,7 @@
 
 #include "studies/grid/grid.h"
 #include "studies/grid/run_spec.h"
+#include "studies/report/results_schema.h"
 #include "train/flags/flag_parser.h"
 
 namespace nl {
@@ -61,6 +62,10 @@ void add_comparison_flags(FlagParser& p, ComparisonFlags& f);
 nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
                             const std::vector<std::string>& common, const std::vector<RunSpec>& runs,
                             const std::string& out, int threads, int curve_column, bool all_at_once,
-                            const nlohmann::json& extra = nlohmann::json::object());
+                            const ResultSchema& own_fields, const nlohmann::json& extra = nlohmann::json::object());
+
+// The fields of a comparison's results.json that --reuse reads back: the header and the
+// runs compare_runs writes, and then `own_fields`, those the program's report reads.
+ResultSchema comparison_schema(const ResultSchema& own_fields);
 
 }  // namespace nl

@@ -87,6 +87,25 @@ std::vector<double> numbers(const json& a) {
   return out;
 }
 
+// The fields of results.json that run_from_json and the report read (--reuse checks them first).
+const ResultSchema kDepthFields = {
+    {"recipe", kObject},          {"recipe.bhyt_p", kNumber, true}, {"date", kString},
+    {"command", kString},         {"out", kString},                 {"jobs", kInteger},
+    {"threads", kInteger},        {"cores", kInteger},              {"cells_run", kInteger},
+    {"cells_kept", kInteger},     {"loads", kArray},                {"seconds", kNumber | kNull},
+    {"depths", kArray},           {"depths[]", kInteger},           {"seeds", kArray},
+    {"seeds[]", kInteger},        {"variants", kArray},             {"plot_script", kString},
+    {"speed", kArray | kNull},    {"speed[]", kObject},             {"speed[].config", kString},
+    {"speed[].norm", kString},    {"speed[].step_ms", kNumber},     {"speed[].forward_ms", kNumber},
+    {"speed_reps", kInteger},     {"runs", kArray},                 {"runs[]", kObject},
+    {"runs[].depth", kInteger},   {"runs[].variant", kString},      {"runs[].seed", kInteger},
+    {"runs[].exit_code", kInteger}, {"runs[].diverged", kBool},     {"runs[].block", kString},
+    {"runs[].norm", kString},     {"runs[].var_init", kArray},      {"runs[].var_end", kArray},
+    {"runs[].site2", kArray},     {"runs[].site2[]", kArray},       {"runs[].site2[][0]", kInteger},
+    {"runs[].site2[][1]", kInteger}, {"runs[].site2[][2]", kAny},   {"runs[].site2[][3]", kAny},
+    {"runs[].kappa", kNumber | kNull}, {"runs[].train_loss", kNumber | kNull}, {"runs[].val_loss", kNumber | kNull},
+    {"runs[].tok_s", kNumber | kNull}, {"runs[].lambda_min", kNumber | kNull}, {"runs[].lambda_max", kNumber | kNull}};
+
 DepthRun run_from_json(const json& j) {
   DepthRun r;
   r.depth = j["depth"];
@@ -413,7 +432,7 @@ int depth_study_main(const std::vector<std::string>& args) {
 
   json results;
   if (reuse) {
-    results = read_study_results(out);
+    results = read_study_results(out, kDepthFields);
   } else {
     const auto start = StudyClock::now();
     std::vector<double> loads = {load_average()};

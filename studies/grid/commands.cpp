@@ -35,25 +35,27 @@ void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
   });
   // the run's estimate again, with what the probes add: their held-out batches and the
   // forward over each (the activation statistics, the screening, the measurements)
-  p.check([&c] {
-    std::vector<MemoryTerm> terms = gpt_run_memory(c.run);
-    const GPTConfig& m = c.run.model;
-    const double T = (double)m.context;
-    if (c.stats.every > 0)
-      terms.push_back({"--act-stats-batch " + std::to_string(c.stats.batch) + " (the activation statistics' probe)",
-                       4.0 * (double)c.stats.batch * T * (1.0 + (double)m.dim) +
-                           gpt_forward_bytes(m, c.stats.batch, false)});
-    if (c.screen)
-      terms.push_back({"--screen-batches " + std::to_string(c.screening.batches) + " (the screening's held-out batches)",
-                       8.0 * 32.0 * (double)c.screening.batches * T + gpt_forward_bytes(m, 32, false)});
-    // each record: the held-out batches, a forward over 32 of their rows, and the
-    // double-precision copies an SVD of the widest matrix (dim x 4 dim) works on
-    if (!c.measure.steps.empty())
-      terms.push_back({"--measure-batches " + std::to_string(c.measure.batches) + " (the measurements' held-out batches)",
-                       8.0 * 32.0 * (double)c.measure.batches * T + gpt_forward_bytes(m, 32, false) +
-                           3.0 * 8.0 * 4.0 * (double)m.dim * (double)m.dim});
-    check_memory_estimate(terms);
-  });
+  p.check([&c] { check_memory_estimate(train_gpt_memory(c)); });
+}
+
+std::vector<MemoryTerm> train_gpt_memory(const TrainGptCommand& c) {
+  std::vector<MemoryTerm> terms = gpt_run_memory(c.run);
+  const GPTConfig& m = c.run.model;
+  const double T = (double)m.context;
+  if (c.stats.every > 0)
+    terms.push_back({"--act-stats-batch " + std::to_string(c.stats.batch) + " (the activation statistics' probe)",
+                     4.0 * (double)c.stats.batch * T * (1.0 + (double)m.dim) +
+                         gpt_forward_bytes(m, c.stats.batch, false)});
+  if (c.screen)
+    terms.push_back({"--screen-batches " + std::to_string(c.screening.batches) + " (the screening's held-out batches)",
+                     8.0 * 32.0 * (double)c.screening.batches * T + gpt_forward_bytes(m, 32, false)});
+  // each record: the held-out batches, a forward over 32 of their rows, and the
+  // double-precision copies an SVD of the widest matrix (dim x 4 dim) works on
+  if (!c.measure.steps.empty())
+    terms.push_back({"--measure-batches " + std::to_string(c.measure.batches) + " (the measurements' held-out batches)",
+                     8.0 * 32.0 * (double)c.measure.batches * T + gpt_forward_bytes(m, 32, false) +
+                         3.0 * 8.0 * 4.0 * (double)m.dim * (double)m.dim});
+  return terms;
 }
 
 void add_train_vit_flags(FlagParser& p, TrainVitCommand& c) { add_vit_run_flags(p, c.run); }

@@ -13,6 +13,7 @@
 #include "studies/instruments/screening.h"
 #include "train/flags/flag_parser.h"
 #include "train/gpt/gpt_run_config.h"
+#include "train/safety/limits.h"
 #include "train/vit/vit_run_config.h"
 
 namespace nl {
@@ -28,6 +29,9 @@ struct TrainGptCommand {
   std::string eval_file;  // --eval-file FILE: ... on this file instead of the validation split
 };
 void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c);
+// The memory estimate of a train_gpt command (train/safety/limits.h): the run's terms and
+// those of its probes.
+std::vector<MemoryTerm> train_gpt_memory(const TrainGptCommand& c);
 
 struct TrainVitCommand {
   ViTRunConfig run;

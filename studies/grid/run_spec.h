@@ -18,6 +18,12 @@ struct RunSpec {
 // name is neither a norm nor a recipe. The flags themselves are the training program's
 // to check (the grid does, before any run: studies/grid/grid.h).
 RunSpec parse_run_spec(const std::string& text);
+
+// Throws, naming the spec `text`, unless `label` is a safe folder name: at most
+// kMaxLabelLength letters, digits and ._+-, a letter or digit first, not ending like a
+// study's own file (.json, .md, .csv, .png, .txt, .tmp).
+constexpr size_t kMaxLabelLength = 64;
+void check_run_label(const std::string& label, const std::string& text);
 // Also throws when two specs have one label.
 std::vector<RunSpec> parse_run_specs(const std::vector<std::string>& texts);
 

@@ -122,8 +122,9 @@ std::vector<int> earlier_cells(const json& earlier, const std::string& path, con
   NL_CHECK(earlier.is_object() && earlier["runs"].is_array() && earlier["recipe"].is_object(), "--cells-from ", path,
            ": not a regime study's results (no \"runs\" and \"recipe\")");
   const nlohmann::ordered_json there = nlohmann::ordered_json::parse(earlier["recipe"].dump());
-  const std::string difference = first_recipe_difference(there, recipe, recipe_keys, nlohmann::ordered_json::object(),
-                                                          "there", "here");
+  // flags added after results files were committed: a file without one ran its default
+  const nlohmann::ordered_json added_later = {{"norm_bias", "on"}, {"schedule", "cosine"}};
+  const std::string difference = first_recipe_difference(there, recipe, recipe_keys, added_later, "there", "here");
   NL_CHECK(difference.empty(), "--cells-from ", path, ": its runs have another recipe (", difference, ")");
   NL_CHECK(earlier.value("vit_steps", (int64_t)-1) == vit_steps, "--cells-from ", path,
            ": its ViT cells trained --vit-steps ", earlier.value("vit_steps", (int64_t)-1), ", here ", vit_steps);
@@ -155,6 +156,39 @@ std::vector<int> earlier_cells(const json& earlier, const std::string& path, con
 }
 
 }  // namespace
+
+ResultSchema regime_results_schema() {
+  ResultSchema schema = {
+      {"recipe", kObject},          {"recipe.steps", kInteger},       {"recipe.batch", kInteger},
+      {"recipe.seq", kInteger},     {"recipe.dim", kInteger},         {"reference", kString},
+      {"train_bytes_all", kInteger}, {"seeds", kArray},               {"seeds[]", kInteger},
+      {"screen_step", kInteger},    {"vit_steps", kInteger},          {"seconds", kNumber},
+      {"loads", kArray},            {"loads[]", kNumber},             {"plot_script", kString},
+      {"grid_replaced", kBool, true}, {"llama_note", kString, true},  {"not_run", kArray, true},
+      {"not_run[]", kObject},       {"not_run[].cell", kString, true}, {"not_run[].seed", kInteger, true},
+      {"runs", kArray},             {"runs[]", kObject},              {"runs[].model", kString},
+      {"runs[].arm", kString},      {"runs[].size", kInteger},        {"runs[].width", kInteger},
+      {"runs[].seed", kInteger},    {"runs[].llama", kBool, true},    {"runs[].exit_code", kInteger},
+      {"runs[].kept", kBool, true}, {"runs[].val_end", kNumber | kNull}, {"runs[].seconds", kNumber | kNull},
+      {"runs[].norm", kString},     {"runs[].bounded", kString},      {"runs[].train_end", kNumber | kNull, true},
+      {"runs[].sat_screen", kNumber | kNull, false, "model=gpt"},
+      // the header the report quotes
+      {"date", kString},            {"command", kString},             {"out", kString},
+      {"grid", kString},            {"jobs", kInteger},               {"threads", kInteger},
+      {"cores", kInteger},          {"cells_run", kInteger},          {"cells_kept", kInteger},
+      {"estimate_minutes", kString | kNumber}};
+  for (const char* list : {"arms", "vit_arms", "llama_arms"}) {
+    const std::string l = list;
+    schema.insert(schema.end(), {{l, kArray, l == "llama_arms"}, {l + "[]", kObject}, {l + "[].label", kString},
+                                 {l + "[].flags", kString}});
+  }
+  for (const char* curve : {"curve", "acc_curve"}) {
+    const std::string c = std::string("runs[].") + curve;
+    schema.insert(schema.end(), {{c, kArray, c != "runs[].curve"}, {c + "[]", kArray}, {c + "[][0]", kInteger},
+                                 {c + "[][1]", kNumber | kNull}});
+  }
+  return schema;
+}
 
 std::vector<std::string> full_grid_gpt_labels() {
   std::vector<std::string> labels;
@@ -354,7 +388,7 @@ int regime_study_main(const std::vector<std::string>& args) {
   for (const std::string& k : p.recipe_keys())
     if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
   for (const std::string& file : cells_from_files) {
-    const json earlier = read_results_file(file, "--cells-from");
+    const json earlier = read_results_file(file, "--cells-from", regime_results_schema());
     const std::vector<int> found = earlier_cells(earlier, file, plan_cells, recipe, keys, plan.vit_steps, measure_first);
     for (size_t i = 0; i < plan_cells.size(); ++i)
       if (kept_runs[i].is_null() && found[i] >= 0) kept_runs[i] = earlier["runs"][found[i]];
@@ -395,7 +429,7 @@ int regime_study_main(const std::vector<std::string>& args) {
 
   json results;
   if (reuse) {
-    results = read_study_results(out);
+    results = read_study_results(out, regime_results_schema());
     // results written before the unigram loss was recorded: the same validation split's
     if (!results.contains("unigram_loss")) results["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir).val);
   } else {

@@ -107,17 +107,21 @@ void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script,
   p.text("--plot-script", plot_script, "gnuplot script for " + plots + " (empty: none)", FlagRole::Control);
 }
 
-nlohmann::json read_results_file(const std::string& path, const std::string& flag, const std::string& missing_hint) {
+nlohmann::json read_results_file(const std::string& path, const std::string& flag, const ResultSchema& schema,
+                                 const std::string& missing_hint) {
   NL_CHECK(std::filesystem::exists(path), flag, ": no file ", path, missing_hint);
+  nlohmann::json doc;
   try {
-    return nlohmann::json::parse(read_text_file(path, flag));
+    doc = nlohmann::json::parse(read_text_file(path, flag));
   } catch (const nlohmann::json::exception& e) {
     fail(flag, ": ", path, " is not valid JSON (", e.what(), ")");
   }
+  check_results_schema(doc, schema, flag, path);
+  return doc;
 }
 
-nlohmann::json read_study_results(const std::string& out) {
-  return read_results_file(out + "/results.json", "--reuse", " (run the study first, without --reuse)");
+nlohmann::json read_study_results(const std::string& out, const ResultSchema& schema) {
+  return read_results_file(out + "/results.json", "--reuse", schema, " (run the study first, without --reuse)");
 }
 
 std::string study_command(const std::string& program, const std::vector<std::string>& args) {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "studies/report/results_schema.h"
 #include "train/flags/flag_parser.h"  // split_list
 
 namespace nl {
@@ -73,11 +74,14 @@ void add_seeds_flag(FlagParser& p, std::vector<int64_t>& seeds, const std::strin
 // script for `plots`; empty: none).
 void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script, const std::string& plots);
 
-// OUT/results.json for --reuse (throws, naming the file, when it is missing or not JSON).
-nlohmann::json read_study_results(const std::string& out);
-// A results file named by `flag` (--reuse, --cells-from): missing or not JSON is an error
-// naming the flag and the file (missing_hint is appended to the first).
-nlohmann::json read_results_file(const std::string& path, const std::string& flag, const std::string& missing_hint = "");
+// OUT/results.json for --reuse (throws, naming the file, when it is missing, not JSON, or
+// lacks a field of `schema` or holds it with another type).
+nlohmann::json read_study_results(const std::string& out, const ResultSchema& schema);
+// A results file named by `flag` (--reuse, --cells-from): missing, not JSON, or not of
+// `schema` is an error naming the flag, the file and the field (missing_hint is appended
+// to the first).
+nlohmann::json read_results_file(const std::string& path, const std::string& flag, const ResultSchema& schema,
+                                 const std::string& missing_hint = "");
 
 // The command line a study's report quotes: `program` and its arguments but --reuse.
 std::string study_command(const std::string& program, const std::vector<std::string>& args);

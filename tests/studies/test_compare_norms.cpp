@@ -40,6 +40,26 @@ TEST_CASE("run specs: LABEL=FLAGS, a bare norm, a bare recipe; bad ones named", 
   CHECK(parse_run_specs(default_demo_runs()).size() == 13);
 }
 
+TEST_CASE("run specs: a label is a safe folder name, never a study file's; the grid's own flags are refused",
+          "[compare]") {
+  // before: each was accepted (results.json trained every run, then failed writing the study's file)
+  const std::vector<std::string> bads = {"results.json", "report.md", "summary.csv", "val_loss.csv", "a|b", "-x",
+                                        "--help", "a\nb", "a,b", ".hidden", "x.tmp", std::string(300, 'a')};
+  for (const std::string& bad : bads) {
+    INFO(bad);
+    CHECK_THROWS_WITH(parse_run_spec(bad + "=--norm ln"), Contains("run '" + bad + "=--norm ln'"));
+  }
+  CHECK_THROWS_WITH(parse_run_spec(std::string(65, 'a') + "=--norm ln"), Contains("at most 64"));
+  CHECK_THROWS_WITH(parse_run_spec("results.json=--norm ln"), Contains("ends in .json"));
+  CHECK(parse_run_spec(std::string(64, 'a') + "=--norm ln").label.size() == 64);
+  CHECK(parse_run_spec("dyt-a0.5+b_2=--norm dyt").label == "dyt-a0.5+b_2");
+  // before: overridden by the grid without a word
+  for (const std::string own : {"--threads 0", "--out x", "--overwrite", "--resume", "--quiet", "--threads=3"}) {
+    INFO(own);
+    CHECK_THROWS_WITH(parse_run_spec("x=--norm ln " + own), Contains("is the study's to set for every run"));
+  }
+}
+
 namespace {
 
 json run(const std::string& label, const std::string& block, const std::string& norm, const std::string& recipe,
@@ -88,11 +108,12 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
       run("bhyt-released", "llama", "bhyt", "bhyt-released", 2.47),  // 5 % below ln on llama (not on pre)
       run("dyt-llm", "llama", "dyt", "dyt-llm", NAN, 1, true),
       run("gone", "llama", "rms", "", 2.5, 137),
+      run("refused", "pre", "rms", "", NAN, 2),
       run("alone", "peri", "rms", "", 2.5),            // no ln on peri
       run("ln-verma", "pre", "ln", "dyt-verma", 2.5),  // dyt-verma's own ln, after dyt-verma in the list
   }));
   const std::vector<DemoRow> rows = demo_rows(results);
-  REQUIRE(rows.size() == 11);
+  REQUIRE(rows.size() == 12);
   CHECK(row_of(rows, "ln").vs_ln == Approx(0.0));
   CHECK(row_of(rows, "ln").status == "ok");
   CHECK(row_of(rows, "rms").vs_ln == Approx(0.5));
@@ -114,7 +135,9 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
   CHECK(row_of(rows, "bhyt-released").block == "llama");
   CHECK(row_of(rows, "ln-llama").recipe == "-");
   CHECK(row_of(rows, "dyt-llm").status == "DIVERGED (NaN/inf)");
-  CHECK(row_of(rows, "gone").status == "DIVERGED (NaN/inf)");
+  // before: a killed or refused run read DIVERGED (NaN/inf) and the study exited 0
+  CHECK(row_of(rows, "gone").status == "FAILED (exit 137)");
+  CHECK(row_of(rows, "refused").status == "FAILED (exit 2)");
   CHECK(std::isnan(row_of(rows, "alone").vs_ln));
   CHECK(row_of(rows, "alone").status == "ok");  // below the fixed threshold, no ln to read it against
   CHECK(row_of(rows, "ln").rms_ratio == Approx(3.0));
@@ -151,7 +174,9 @@ TEST_CASE("compare_norms: bad run specs are refused in one line, exit 2, before 
                        {"--runs 'x=--bogus 1'", "unknown flag '--bogus'"},
                        {"--runs 'ln,ln=--norm rms'", "given twice"},
                        {"--runs '../x=--norm ln'", "plain name"},
-                       {"--runs 'x=--recipe nope'", "unknown recipe 'nope'"}},
+                       {"--runs 'x=--recipe nope'", "unknown recipe 'nope'"},
+                       {"--runs 'results.json=--norm ln'", "ends in .json"},
+                       {"--runs 'x=--norm ln --threads 0'", "--threads is the study's"}},
                       tmp);
 }
 

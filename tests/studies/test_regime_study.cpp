@@ -386,6 +386,14 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
       kStudy, with(kTiny, "--steps 6", "--steps 8") + " --cells-from " + earlier + " --dry-run", later);
   CHECK(other_recipe.code == 2);
   CHECK_THAT(other_recipe.err, Contains("another recipe") && Contains("steps"));
+  // a recipe key missing on one side is a difference too (it is never skipped)
+  auto lacking = nlohmann::json::parse(read_bytes(earlier));
+  lacking["recipe"].erase("lr");
+  const std::string lacking_file = later.sub("lacking.json");
+  write_bytes(lacking_file, lacking.dump());
+  const RunResult lacks = run_program(kStudy, kTiny + " --cells-from " + lacking_file + " --dry-run", later);
+  CHECK(lacks.code == 2);
+  CHECK_THAT(lacks.err, Contains("another recipe") && Contains("--lr unset there"));
   const RunResult missing = run_program(kStudy, kTiny + " --cells-from " + later.sub("none.json") + " --dry-run", later);
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Contains("--cells-from: no file"));

@@ -10,9 +10,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -81,6 +83,42 @@ TEST_CASE("checkpoint integrity: one bit flipped in a weight's exponent is refus
   REQUIRE(std::fabs(after) > 1e30f);
   write_bytes(run.checkpoint, bytes);
   run.expect_resume_refused({"tensor '" + name + "'", "does not match its checksum", "corrupt"});
+}
+
+TEST_CASE("checkpoint integrity: a bit flipped in the last byte of the first or last tensor, or in the step, is "
+          "refused by its checksum", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  // the tensors in the order of their bytes in the file: a checksum over only a part of
+  // each tensor (its first quarter, say) would miss the flips at their ends
+  for (const bool last : {false, true}) {
+    StoppedRun run;
+    std::string bytes = read_bytes(run.checkpoint);
+    uint64_t header_length = 0;
+    std::memcpy(&header_length, bytes.data(), 8);
+    const auto header = nlohmann::json::parse(bytes.substr(8, header_length));
+    std::string name;
+    size_t begin = SIZE_MAX, end = 0;
+    for (const auto& [n, entry] : header.items()) {
+      if (n == "__metadata__") continue;
+      const size_t b = entry.at("data_offsets").at(0).get<size_t>(), e = entry.at("data_offsets").at(1).get<size_t>();
+      if (last ? e > end : b < begin) name = n, begin = b, end = e;
+    }
+    INFO((last ? "the last tensor, " : "the first tensor, ") << name);
+    bytes[8 + header_length + end - 1] ^= 0x01;  // a bit of the tensor's last value
+    write_bytes(run.checkpoint, bytes);
+    run.expect_resume_refused({"tensor '" + name + "' does not match its checksum"});
+  }
+  // the step in the metadata, one digit changed (the same length: the header stays valid)
+  StoppedRun run;
+  std::string bytes = read_bytes(run.checkpoint);
+  uint64_t header_length = 0;
+  std::memcpy(&header_length, bytes.data(), 8);
+  const size_t at = bytes.find("\"step\":\"2\"");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(at < 8 + header_length);
+  bytes[at + 8] = '1';
+  write_bytes(run.checkpoint, bytes);
+  run.expect_resume_refused({"the metadata does not match its checksum"});
 }
 
 TEST_CASE("checkpoint integrity: re-signed checkpoints holding what no training writes are refused",
@@ -161,6 +199,35 @@ TEST_CASE("checkpoint integrity: --init-from takes a weights-only safetensors fi
   auto reshaped = weights;
   reshaped.at("wpe.weight") = weights.at("wpe.weight").reshape({-1});
   refused(reshaped, "wpe.weight");
+  // before: one exponent bit flipped (0.0127 -> 4.36e36) trained to a loss of 2.6e36 and exited 0
+  auto absurd = weights;
+  std::vector<float> values = absurd.at("wte.weight").to_vector();
+  values.back() = 4.36e36f;
+  absurd.at("wte.weight") = nl::Tensor::from_vector(values, weights.at("wte.weight").shape());
+  refused(absurd, "'wte.weight' holds 4.36e+36");
+  values.back() = -2e6f;  // just past the bound, finite and sane-looking
+  absurd.at("wte.weight") = nl::Tensor::from_vector(values, weights.at("wte.weight").shape());
+  refused(absurd, "beyond the bound");
+}
+
+TEST_CASE("checkpoint integrity: a re-signed checkpoint holding a finite value beyond the bound is refused",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  SECTION("a weight") {
+    StoppedRun run;
+    resign(run.checkpoint, [](nl::SafetensorsFile& f) { set_value(f, "wpe.weight", 1, 3e7f); });
+    run.expect_resume_refused({"'wpe.weight' holds 3e+07", "beyond the bound"});
+  }
+  SECTION("a first moment") {
+    StoppedRun run;
+    resign(run.checkpoint, [](nl::SafetensorsFile& f) { set_value(f, "optim.m", 0, -5e6f); });
+    run.expect_resume_refused({"'optim.m'", "beyond the bound"});
+  }
+  SECTION("a second moment") {
+    StoppedRun run;
+    resign(run.checkpoint, [](nl::SafetensorsFile& f) { set_value(f, "optim.v", 2, 1e20f); });
+    run.expect_resume_refused({"'optim.v'", "beyond the bound"});
+  }
 }
 
 TEST_CASE("checkpoint integrity: --init-from takes a run's folder, and BF16 weights converted to F32",

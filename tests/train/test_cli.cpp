@@ -97,11 +97,18 @@ TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {
   expect_refused_into(kProgram, "--layers 1 --dim 30 --heads 4 --steps 1 --threads 1", f.out, {"30", "heads"}, f.tmp);
 }
 
-TEST_CASE("train_gpt cli: missing data says how to install it", "[cli]") {
+TEST_CASE("train_gpt cli: missing data names the folder; only the package's own folder says to install it", "[cli]") {
   if (!program_built(kProgram)) return;
   Fixture f;
+  // before: every missing --data said to install the package
   expect_refused_into(kProgram, "--data /nonexistent/fortunes --steps 1 --overwrite " + kTiny, f.out,
-               {"/nonexistent/fortunes", "apt-get install fortunes"}, f.tmp);
+                      {"--data /nonexistent/fortunes: no such folder"}, f.tmp);
+  const RunResult r =
+      run_program(kProgram, "--data /nonexistent/fortunes --steps 1 " + kTiny + " --out " + f.out, f.tmp);
+  CHECK_THAT(r.err, !Contains("apt-get"));
+  fs::create_directories(f.tmp.sub("empty"));
+  expect_refused_into(kProgram, "--data " + f.tmp.sub("empty") + " --steps 1 --overwrite " + kTiny, f.out,
+                      {"--data " + f.tmp.sub("empty") + ": no text files"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: an unknown flag is named", "[cli]") {
@@ -110,6 +117,9 @@ TEST_CASE("train_gpt cli: an unknown flag is named", "[cli]") {
   expect_refused_into(kProgram, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
   expect_refused_into(kProgram, "--bogus=3 --steps 1", f.out, {"--bogus"}, f.tmp);
   expect_refused_into(kProgram, "--steps 1 stray", f.out, {"stray"}, f.tmp);
+  // an empty --flag= names its flag (before: "unexpected argument" naming the next flag's value)
+  expect_refused_into(kProgram, "--norm= --steps 1", f.out, {"--norm: unknown value ''"}, f.tmp);
+  expect_refused_into(kProgram, "--steps= --lr 0.1", f.out, {"--steps needs an integer, got ''"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: malformed numbers and missing values are named", "[cli]") {

@@ -67,8 +67,9 @@ TEST_CASE("fault inputs: fold_ln and the grid refuse a FIFO in place of what the
   const std::string in = f.tmp.sub("in");
   fs::create_directories(in);
   make_fifo(in + "/checkpoint.safetensors");
+  // before: "no checkpoint at ...", as if it were missing
   expect_refused(kFoldLn, "--threads 1 --in " + in + " --out " + f.tmp.sub("folded"), in,
-                 {"checkpoint.safetensors"}, f.tmp);
+                 {"--in", "checkpoint.safetensors", "not a regular file (a FIFO)"}, f.tmp);
   CHECK_FALSE(fs::exists(f.tmp.sub("folded")));
 
   // a cell folder of compare_norms whose config.json, or result.json, is a FIFO
@@ -112,4 +113,80 @@ TEST_CASE("fault inputs: a signal while the run is set up ends it at once, writi
     CHECK(seconds < 1.0);
     CHECK_FALSE(fs::exists(out));
   }
+}
+
+namespace {
+
+// train_gpt ARGS --out OUT with a checkpoint every step, sent SIGTERM 0.3 s after step 1's
+// checkpoint appears (inside step 2, or its evaluation): requires exit 143 and returns
+// how many seconds the program took to end after the signal, with its stderr in err.
+double stop_in_step_two(const std::string& args, const std::string& out, const FakeGptRun& f, std::string& err) {
+  const pid_t pid = spawn_program(kTrainGpt, split_args(args + " --checkpoint-every 1 --out " + out),
+                                  f.tmp.sub("out.txt"), f.tmp.sub("err.txt"));
+  REQUIRE(pid > 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(out + "/checkpoint.safetensors") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  const int status = wait_child(pid);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  err = read_bytes(f.tmp.sub("err.txt"));
+  INFO("stderr: " << err << "ended " << seconds << " s after the signal");
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  return seconds;
+}
+
+}  // namespace
+
+TEST_CASE("fault inputs: a stop signal during a long evaluation is answered between its batches", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  const std::string out = f.tmp.sub("run");
+  // step 2 evaluates 20 000 batches (seconds of work)
+  std::string err;
+  const double seconds = stop_in_step_two(f.tiny + " --steps 1000 --eval-every 2 --eval-batches 20000", out, f, err);
+  // before: it answered after the whole evaluation (10.4 s here; 6 min 42 s for
+  // --eval-batches 100000 of the demo model)
+  CHECK(seconds < 3.0);
+  // the checkpoint of the last whole step, whose row has no validation loss
+  CHECK_THAT(err, Contains("step 2"));
+  const auto rows = read_csv_rows(out + "/log.csv");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[2][0] == "2");
+  CHECK(rows[2][2].empty());
+  CHECK(nl::load_safetensors(out + "/checkpoint.safetensors").metadata.at("step") == "2");
+}
+
+TEST_CASE("fault inputs: a stop signal during a long training step abandons it; the resumed run is the same",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  // a step of seconds (a batch of 2048 windows of 64 bytes): the signal 0.3 s into step 2
+  // lands inside it, so the checkpoint is step 1's, not step 2's as it was when the step
+  // ran to its end
+  const std::string run = "--data " + f.data + " --layers 2 --dim 64 --heads 4 --seq 64 --batch 2048 --threads 1 "
+                          "--quiet --eval-every 1000 --eval-batches 1 --steps 100 --warmup 0";
+  const std::string out = f.tmp.sub("run"), straight = f.tmp.sub("straight");
+  std::string err;
+  const double seconds = stop_in_step_two(run, out, f, err);
+  // before: the step ran to its end (3.8 s after the signal here, and "checkpoint of step 2")
+  CHECK(seconds < 3.0);
+  CHECK_THAT(err, Contains("checkpoint of step 1"));
+  REQUIRE(read_csv_rows(out + "/log.csv").size() == 2);
+  // resumed, step 2 draws the batch it abandoned: its row is the straight run's, bit for bit
+  const RunResult resumed =
+      run_program(kTrainGpt, run + " --checkpoint-every 1 --resume --stop-after 2 --out " + out, f.tmp);
+  INFO("stderr: " << resumed.err);
+  REQUIRE(resumed.code == 0);
+  const RunResult direct =
+      run_program(kTrainGpt, run + " --checkpoint-every 1 --stop-after 2 --out " + straight, f.tmp);
+  REQUIRE(direct.code == 0);
+  const auto a = read_csv_rows(out + "/log.csv"), b = read_csv_rows(straight + "/log.csv");
+  REQUIRE(a.size() == 3);
+  REQUIRE(b.size() == 3);
+  CHECK(a[2][1] == b[2][1]);  // step 2's training loss
+  CHECK(a[2][4] == b[2][4]);  // and gradient norm
 }

@@ -167,6 +167,37 @@ TEST_CASE("recipes: config.json records the recipe and every expanded flag, and 
   CHECK(coded["wd_all"] == true);
 }
 
+TEST_CASE("recipes: a --config value of another type than its flag's, or a key given twice, is refused naming it",
+          "[recipes]") {
+  TempDir tmp;
+  const std::string path = tmp.sub("config.json");
+  auto refused = [&](const std::string& text, const std::vector<std::string>& needles) {
+    write_bytes(path, text);
+    GPTRunConfig c;
+    FlagParser p("train_gpt", "");
+    add_gpt_run_flags(p, c);
+    INFO(text);
+    try {
+      p.parse(std::vector<std::string>{"--config", path});
+      FAIL_CHECK("accepted");
+    } catch (const std::exception& e) {
+      for (const std::string& n : needles) CHECK_THAT(std::string(e.what()), Contains(n));
+    }
+  };
+  // before: false was dropped (500 steps trained), true left "unexpected argument '50'"
+  refused(R"({"steps": false})", {"--config: " + path, "\"steps\" is false, not a number", "--steps"});
+  refused(R"({"steps": true})", {"\"steps\" is true, not a number", "--steps"});
+  refused(R"({"lr": "fast"})", {"\"lr\" is \"fast\", not a number", "--lr"});
+  refused(R"({"wd_all": 1})", {"\"wd_all\" is 1, not true or false", "--wd-all"});
+  refused(R"({"norm": 3})", {"\"norm\" is 3, not a string", "--norm"});
+  // before: the last value was taken silently
+  refused(R"({"steps": 5, "seed": 1, "steps": 6})", {"--config: " + path, "gives \"steps\" twice"});
+  write_bytes(path, R"({"steps": 7, "wd_all": true, "lr": 1})");
+  const Parsed ok = parse({"--config", path});
+  CHECK(ok.values["steps"] == 7);
+  CHECK(ok.values["wd_all"] == true);
+}
+
 TEST_CASE("recipes: an unknown recipe names the known ones; a program that omits a recipe's flag keeps its own",
           "[recipes]") {
   GPTRunConfig c;

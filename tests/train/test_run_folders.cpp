@@ -7,9 +7,14 @@
 // after its checkpoint and starts again one stopped before its first.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "tests/fake_fashion_mnist.h"
 #include "tests/train/run_fixtures.h"
@@ -78,7 +83,7 @@ TEST_CASE("run folders: a run refused after its flags were read leaves the folde
   expect_refused(kTrainGpt, f.tiny + " --overwrite --data " + f.tmp.sub("nothing") + " --out " + run, run,
                  {"nothing"}, f.tmp);
   expect_refused(kTrainGpt, f.tiny + " --overwrite --init-from " + f.tmp.sub("none.safetensors") + " --out " + run,
-                 run, {"none.safetensors"}, f.tmp);
+                 run, {"--init-from " + f.tmp.sub("none.safetensors") + ": no such file"}, f.tmp);
 }
 
 TEST_CASE("run folders: --overwrite replaces the run, leaving no file of the old one", "[fault][cli]") {
@@ -150,4 +155,130 @@ TEST_CASE("run folders: the grid keeps finished cells, resumes unfinished ones, 
   const std::string empty = f.tmp.sub("empty");
   fs::create_directories(empty);
   expect_refused(kCompareNorms, f.recipe + " --reuse --out " + empty, empty, {"--reuse", "results.json"}, f.tmp);
+}
+
+namespace {
+
+// Waits up to `seconds` for the spawned child to end: its status, or -1 when it still runs.
+int wait_child_for(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("run folders: one writer at a time; a second, fresh, --overwrite or --resume, is refused naming the pid",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  const std::string run = f.tmp.sub("run");
+  const std::string long_run = f.tiny + " --steps 1000000 --checkpoint-every 5";
+  const pid_t first =
+      spawn_program(kTrainGpt, split_args(long_run + " --out " + run), f.tmp.sub("o1"), f.tmp.sub("e1"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(run + "/checkpoint.safetensors") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(fs::exists(run + "/checkpoint.safetensors"));
+  // before: --overwrite replaced its files under it, --resume trained beside it
+  FakeVitRun v;
+  const std::vector<std::string> seconds = {kTrainGpt + " " + long_run + " --overwrite --seed 7",
+                                           kTrainGpt + " " + long_run + " --resume",
+                                           kTrainVit + " " + v.tiny + " --overwrite"};
+  for (const std::string& second : seconds) {
+    const RunResult r = run_limited(second, "--out " + run, f.tmp);
+    INFO(second << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(count_lines(r.err) == 1);
+    CHECK_THAT(r.err, Contains("--out") && Contains("another run is writing") &&
+                          Contains("pid " + std::to_string(first)));
+  }
+  kill(first, SIGTERM);
+  const int status = wait_child(first);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM));
+  CHECK_FALSE(fs::exists(run + "/run.lock"));  // let go with the run
+  require_ok(run_program(kTrainGpt, long_run + " --resume --stop-after 12 --out " + run, f.tmp));
+
+  // two fresh runs started together into one empty folder: one trains, the other is refused
+  const std::string both = f.tmp.sub("both");
+  fs::create_directories(both);
+  const pid_t a = spawn_program(kTrainGpt, split_args(long_run + " --out " + both), f.tmp.sub("oa"), f.tmp.sub("ea"));
+  const pid_t b = spawn_program(kTrainGpt, split_args(long_run + " --out " + both), f.tmp.sub("ob"), f.tmp.sub("eb"));
+  int sa = -1, sb = -1;
+  for (int i = 0; i < 600 && sa == -1 && sb == -1; ++i) {
+    sa = wait_child_for(a, 0.05);
+    sb = wait_child_for(b, 0.05);
+  }
+  const bool a_refused = sa != -1;
+  if (sa == -1) kill(a, SIGTERM), sa = wait_child(a);
+  if (sb == -1) kill(b, SIGTERM), sb = wait_child(b);
+  const int refused = a_refused ? sa : sb, trained = a_refused ? sb : sa;
+  const std::string err = read_bytes(f.tmp.sub(a_refused ? "ea" : "eb"));
+  INFO("stderr of the refused one: " << err);
+  CHECK((WIFEXITED(refused) && WEXITSTATUS(refused) == 2));
+  CHECK_THAT(err, Contains("another run is writing") || Contains("holds another run"));
+  CHECK((WIFEXITED(trained) && WEXITSTATUS(trained) == 128 + SIGTERM));
+
+  // a lock file a killed run left behind is taken over; a fresh run refused after the
+  // lock (missing --init-from) leaves no folder it made
+  const std::string stale = f.tmp.sub("stale");
+  fs::create_directories(stale);
+  write_bytes(stale + "/run.lock", "999999\n");
+  require_ok(run_program(kTrainGpt, f.tiny + " --out " + stale, f.tmp));
+  CHECK_FALSE(fs::exists(stale + "/run.lock"));
+  const std::string made = f.tmp.sub("made");
+  const RunResult r = run_program(
+      kTrainGpt, f.tiny + " --init-from " + f.tmp.sub("none.safetensors") + " --out " + made + "/a/b", f.tmp);
+  CHECK(r.code == 2);
+  CHECK_FALSE(fs::exists(made));
+}
+
+TEST_CASE("run folders: --out is refused for the root, the home folder and a name with a control character",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  // before: accepted (as root the run wrote its files into /)
+  for (const std::string root : {"/", "//", "/tmp/.."}) {
+    const RunResult r = run_limited(kTrainGpt, f.tiny + " --out " + root, f.tmp);
+    INFO(root << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("--out") && Contains("filesystem's root"));
+  }
+  const std::string home = f.tmp.sub("home");
+  fs::create_directories(home);
+  for (const std::string& out : {home, home + "/", home + "/../home"})
+    expect_refused("env HOME=" + home + " " + kTrainGpt, f.tiny + " --out " + out, home, {"--out", "the home folder"},
+                   f.tmp);
+  // a newline or another control character in the name (no shell: the byte reaches the program)
+  for (const std::string& name : {std::string("a\nb"), std::string("tab\there"), std::string("esc\x1b")}) {
+    const std::string out = f.tmp.sub(name);
+    std::vector<std::string> args = split_args(f.tiny);
+    args.insert(args.end(), {"--out", out});
+    const pid_t pid = spawn_program(kTrainGpt, args, f.tmp.sub("o.txt"), f.tmp.sub("e.txt"));
+    const int status = wait_child(pid);
+    const std::string err = read_bytes(f.tmp.sub("e.txt"));
+    INFO(err);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 2));
+    CHECK(count_lines(err) == 1);
+    CHECK_THAT(err, Contains("--out holds a control character"));
+    CHECK_FALSE(fs::exists(out));
+  }
+}
+
+TEST_CASE("run folders: a dangling link as --out is named as such", "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainGpt));
+  FakeGptRun f;
+  const std::string link = f.tmp.sub("link");
+  fs::create_symlink(f.tmp.sub("gone"), link);
+  // before: "File exists", from making the folder
+  const RunResult r = run_limited(kTrainGpt, f.tiny + " --out " + link, f.tmp);
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK_THAT(r.err, Contains("--out " + link + " is a link to " + f.tmp.sub("gone") + ", which does not exist"));
+  CHECK_FALSE(fs::exists(f.tmp.sub("gone")));
 }

@@ -68,13 +68,18 @@ TEST_CASE("text_data train_bytes keeps a prefix of the training text", "[text_da
   REQUIRE_THROWS_WITH(load_fortunes(dir.path.string(), 19), Contains("train_bytes 19 exceeds the 18 training bytes"));
 }
 
-TEST_CASE("text_data missing text says how to install it", "[text_data]") {
+TEST_CASE("text_data missing text names --data and the folder; only the package's folder says to install it",
+          "[text_data]") {
   TempDir dir;
   const std::string missing = (dir.path / "absent").string();
   REQUIRE_THROWS_AS(load_fortunes(missing), nl::Error);
-  REQUIRE_THROWS_WITH(load_fortunes(missing), Contains(missing) && Contains("apt-get install fortunes"));
+  REQUIRE_THROWS_WITH(load_fortunes(missing), "--data " + missing + ": no such folder");
   write_bytes(dir.sub("only.dat"), "an index without its text");
-  REQUIRE_THROWS_WITH(load_fortunes(dir.path.string()), Contains("apt-get install fortunes"));
+  REQUIRE_THROWS_WITH(load_fortunes(dir.path.string()), Contains("--data " + dir.path.string() + ": no text files"));
+  write_bytes(dir.sub("file"), "x");
+  REQUIRE_THROWS_WITH(load_fortunes(dir.sub("file")), "--data " + dir.sub("file") + " is not a folder");
+  if (!std::filesystem::is_directory(nl::kFortunesPackageDir))
+    REQUIRE_THROWS_WITH(load_fortunes(nl::kFortunesPackageDir), Contains("apt-get install fortunes"));
 }
 
 TEST_CASE("text_data batcher targets are the inputs shifted by one", "[text_data]") {

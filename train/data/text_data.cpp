@@ -18,9 +18,15 @@ static bool ends_with(const std::string& s, const std::string& suffix) {
 
 TextData load_fortunes(const std::string& dir, int64_t train_bytes) {
   NL_CHECK(train_bytes >= -1, "load_fortunes: train_bytes must be >= 0, or -1 for all, got ", train_bytes);
-  const std::string missing =
-      "load_fortunes: fortunes text not found in " + dir + ": install it with `apt-get install fortunes`";
+  // the package is the fix only for its own folder; another --data names what is wrong there
+  const bool packaged = fs::path(dir).lexically_normal() == fs::path(kFortunesPackageDir);
+  const std::string missing = packaged ? "--data " + dir + ": the fortunes text is not installed there: install it "
+                                                           "with `apt-get install fortunes`"
+                                       : "--data " + dir + ": no text files in this folder (the fortunes' files, or "
+                                                           "any text, one or more files)";
   std::error_code ec;
+  if (!fs::exists(dir, ec) && !packaged) fail("--data ", dir, ": no such folder");
+  NL_CHECK(fs::is_directory(dir, ec) || packaged, "--data ", dir, " is not a folder");
   if (!fs::is_directory(dir, ec)) fail(missing);
 
   std::vector<fs::path> files;

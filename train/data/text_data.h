@@ -26,7 +26,8 @@ struct TextData {
 // rather than interleaved, so validation windows never overlap training ones.
 // train_bytes >= 0 keeps only the first train_bytes of the training text (an error when
 // there are fewer); -1 keeps all of it.
-TextData load_fortunes(const std::string& dir = "/usr/share/games/fortunes", int64_t train_bytes = -1);
+inline constexpr const char* kFortunesPackageDir = "/usr/share/games/fortunes";  // Debian's fortunes package
+TextData load_fortunes(const std::string& dir = kFortunesPackageDir, int64_t train_bytes = -1);
 
 // Random windows of T + 1 consecutive bytes: inputs are the first T, targets the last T
 // (each input byte's next byte). Starts are uniform over every window that fits.

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <deque>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "tensor/decimal.h"
@@ -205,14 +206,38 @@ struct FlagParser::Impl {
     return args;
   }
 
+  // A recorded value of the JSON type its flag takes: true/false for a toggle, a number
+  // for a number, a string for text (before: "steps": false was dropped silently and
+  // "steps": true left its number behind as a stray argument).
+  static void check_config_value(const Entry& e, const std::string& key, const nlohmann::ordered_json& value,
+                                 const std::string& path) {
+    const char* wanted = nullptr;
+    if (e.kind == Kind::Toggle && !value.is_boolean()) wanted = "true or false";
+    if ((e.kind == Kind::Integer || e.kind == Kind::Real) && !value.is_number()) wanted = "a number";
+    if (e.kind == Kind::Text && !value.is_string()) wanted = "a string";
+    if (e.kind == Kind::Number && !value.is_number() && !value.is_string()) wanted = "a number or a string";
+    NL_CHECK(!wanted, "--config: ", path, ": \"", key, "\" is ", value.dump(), ", not ", wanted, " (the value of ",
+             e.flag, ")");
+  }
+
   std::vector<std::string> config_flags(const std::string& path) {
     nlohmann::ordered_json j;
+    // a key given twice would silently take its last value: the parser's callback sees each
+    std::set<std::string> keys;
+    std::string twice;
+    const auto note_key = [&](int depth, nlohmann::ordered_json::parse_event_t event, nlohmann::ordered_json& parsed) {
+      if (depth == 1 && event == nlohmann::ordered_json::parse_event_t::key && parsed.is_string() &&
+          !keys.insert(parsed.get<std::string>()).second && twice.empty())
+        twice = parsed.get<std::string>();
+      return true;
+    };
     try {
-      j = nlohmann::ordered_json::parse(read_text_file(path, "--config", 1 << 20));
+      j = nlohmann::ordered_json::parse(read_text_file(path, "--config", 1 << 20), note_key);
     } catch (const nlohmann::json::exception& e) {
       fail("--config: ", path, " is not valid JSON: ", e.what());
     }
     NL_CHECK(j.is_object(), "--config: ", path, " does not hold a JSON object");
+    NL_CHECK(twice.empty(), "--config: ", path, " gives \"", twice, "\" twice");
     if (j.contains("program"))
       NL_CHECK(j["program"] == program, "--config: ", path, " records a ", j["program"].dump(), " run, not ", program);
     for (const auto& [key, value] : j.items()) {
@@ -220,6 +245,7 @@ struct FlagParser::Impl {
       const Entry* e = find(flag_of_key(key));
       NL_CHECK(e && e->role != FlagRole::Control, "--config: ", path, " sets ", flag_of_key(key), ", which ", program,
                " does not take");
+      check_config_value(*e, key, value, path);
     }
     try {
       return flags_from_values(j);
@@ -381,13 +407,20 @@ bool FlagParser::parse(const std::vector<std::string>& given_args) {
     NL_CHECK(valid_utf8(given_args[i]), "argument ", i + 1,
              i > 0 && given_args[i - 1].rfind("--", 0) == 0 ? " (after " + given_args[i - 1] + ")" : std::string(),
              " is not valid UTF-8 text: every value is recorded in config.json, which holds UTF-8 only");
-  std::vector<std::string> args = m.expand_implied(m.expand_config(given_args));
-  // CLI11 would take `--quiet=1`; a switch has no value to give
-  for (const std::string& a : args) {
+  std::vector<std::string> args;
+  // CLI11 would take `--quiet=1`; a switch has no value to give. `--flag=VALUE` becomes
+  // `--flag VALUE` here: CLI11 read an empty `--norm=` as no value and took the next
+  // flag's value for a stray argument ("unexpected argument 'X'" for `--norm= --out X`)
+  for (const std::string& a : m.expand_implied(m.expand_config(given_args))) {
     const size_t eq = a.find('=');
-    if (a.rfind("--", 0) != 0 || eq == std::string::npos) continue;
-    const Impl::Entry* e = m.find(a.substr(0, eq));
-    NL_CHECK(!e || e->kind != Kind::Toggle, "flag ", a.substr(0, eq), " takes no value (got '", a, "')");
+    const Impl::Entry* e = a.rfind("--", 0) == 0 && eq != std::string::npos ? m.find(a.substr(0, eq)) : nullptr;
+    if (!e) {
+      args.push_back(a);
+      continue;
+    }
+    NL_CHECK(e->kind != Kind::Toggle, "flag ", a.substr(0, eq), " takes no value (got '", a, "')");
+    args.push_back(a.substr(0, eq));
+    args.push_back(a.substr(eq + 1));
   }
   // CLI11 takes the arguments last first
   std::vector<std::string> reversed(args.rbegin(), args.rend());

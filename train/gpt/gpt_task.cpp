@@ -8,6 +8,7 @@
 #include "train/gpt/sampling.h"
 #include "train/io/checkpoint.h"
 #include "train/io/files.h"
+#include "train/safety/stop_signals.h"
 
 namespace nl {
 
@@ -54,7 +55,14 @@ std::vector<double> GPTTask::evaluate() {
   const bool was_training = model_->training();
   model_->eval();
   double total = 0;
-  for (const auto& [x, y] : val_batches_) total += model_->loss(x, y).item();
+  for (const auto& [x, y] : val_batches_) {
+    // a stop signal is answered between batches, not after a whole --eval-batches
+    if (stop_signal()) {
+      model_->train(was_training);
+      return {};
+    }
+    total += model_->loss(x, y).item();
+  }
   model_->train(was_training);
   return {(double)(float)(total / (double)val_batches_.size())};
 }

@@ -37,6 +37,7 @@ class GPTTask : public TrainTask {
   void restore_extra_state(const std::map<std::string, std::string>& metadata) override;
   std::vector<std::string> eval_columns() const override { return {"val_loss"}; }
   std::vector<double> evaluate() override;
+  bool batches_rewind() const override { return true; }
   std::vector<std::string> measure_columns() const override { return rms_.columns(c_.model.layers); }
   std::vector<double> measurements() const override { return rms_.values(); }
   std::string progress_eval(const std::vector<double>& eval) const override;

@@ -64,9 +64,11 @@ void check_checksums(const std::string& file, const SafetensorsFile& f) {
            recorded.size(), " tensors, the file holds ", f.tensors.size());
 }
 
-// Refuses a tensor of the wrong shape or dtype, or holding a value no training writes.
+// Refuses a tensor of the wrong shape or dtype, or holding a value no training writes:
+// NaN, infinity, or beyond `bound` (kMaxLoadedValue; kMaxLoadedSquare for the second
+// moment, a mean of squared gradients).
 const Tensor& expect_tensor(const std::string& file, const SafetensorsFile& f, const std::string& name,
-                            const Shape& shape, bool non_negative = false) {
+                            const Shape& shape, bool non_negative = false, float bound = kMaxLoadedValue) {
   auto it = f.tensors.find(name);
   NL_CHECK(it != f.tensors.end(), file, ": missing tensor '", name, "' (a different model?)");
   const Tensor& t = it->second;
@@ -79,6 +81,9 @@ const Tensor& expect_tensor(const std::string& file, const SafetensorsFile& f, c
              "' holds NaN or infinite values (a corrupt or diverged checkpoint)");
     NL_CHECK(!non_negative || p[i] >= 0.0f, file, ": tensor '", name, "' holds a negative value (",
              p[i], " at ", i, "), which a second moment (a mean of squares) cannot be: the file is corrupt");
+    // a flipped exponent bit gives a finite 4e36, which trained on to a loss of 2.6e36
+    NL_CHECK(std::fabs(p[i]) <= bound, file, ": tensor '", name, "' holds ", p[i], " at ", i, ", beyond the bound ",
+             bound, " of a loaded value (a corrupt or runaway checkpoint)");
   }
   return t;
 }
@@ -153,7 +158,7 @@ CheckpointInfo load_checkpoint(const std::string& path, FlatParameters& params, 
   const std::string file = "checkpoint " + path;
   for (const auto& [name, p] : params.params) expect_tensor(file, f, name, p.value().shape());
   expect_tensor(file, f, "optim.m", optim.m.shape());
-  expect_tensor(file, f, "optim.v", optim.v.shape(), /*non_negative=*/true);
+  expect_tensor(file, f, "optim.v", optim.v.shape(), /*non_negative=*/true, kMaxLoadedSquare);
   NL_CHECK(f.tensors.size() == params.params.size() + 2, "checkpoint ", path, ": holds ", f.tensors.size(),
            " tensors, the model has ", params.params.size(), " parameters (+2 optimizer moments)");
   CheckpointInfo info;
@@ -186,6 +191,8 @@ std::string checkpoint_in(const std::string& path) {
 std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params,
                                                 const std::string& expected_model, const std::string& what) {
   const std::string in = checkpoint_in(path);
+  std::error_code ec;
+  NL_CHECK(std::filesystem::exists(std::filesystem::symlink_status(in, ec)), what, " ", in, ": no such file");
   SafetensorsFile f = load_safetensors(in, HalfFloats::ToF32);
   const std::string file = what + " " + in;
   if (f.metadata.count(kTensorCrcKey)) check_checksums(file, f);

@@ -6,7 +6,8 @@
 //   metadata_crc32  the crc32 of every other metadata entry ("key=value\n", in name order)
 // Loading checks, before anything changes: the format, the checksums (a mismatch names
 // the tensor or the metadata), the model description, names and shapes, and the values
-// (no NaN or infinity anywhere, no negative second moment, which no training writes).
+// (no NaN or infinity anywhere, no negative second moment, which no training writes, and
+// nothing beyond the bounds below).
 #pragma once
 #include <functional>
 #include <map>
@@ -58,6 +59,13 @@ std::string checkpoint_in(const std::string& path);
 std::map<std::string, std::string> load_weights(const std::string& path, FlatParameters& params,
                                                 const std::string& expected_model = "",
                                                 const std::string& what = "--init-from");
+
+// The largest |value| a loaded weight or first moment may hold, and the largest second
+// moment (a mean of squared gradients). Trained weights of these models stay within a
+// few units, and a run whose weights reach 1e6 has diverged; one flipped exponent bit
+// gives values near 4e36, which these refuse.
+constexpr float kMaxLoadedValue = 1e6f;
+constexpr float kMaxLoadedSquare = 1e12f;
 
 std::string encode_state(const std::vector<uint64_t>& words);  // "w0,w1,w2,w3"
 std::vector<uint64_t> decode_state(const std::string& text, const std::string& what);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -47,8 +48,28 @@ std::vector<std::string> run_files(const std::string& dir) {
   return out;
 }
 
-void check_fresh_folder(const std::string& dir, const std::string& flag, bool resume, bool overwrite) {
+void check_run_folder_name(const std::string& dir, const std::string& flag) {
+  NL_CHECK(!dir.empty(), flag, " is empty: name the run's folder");
+  for (unsigned char c : dir)
+    NL_CHECK(c >= 0x20 && c != 0x7f, flag, " holds a control character (byte ", (int)c,
+             "): a run's folder needs a name that prints on one line");
+  // --overwrite deletes the run files it finds in the folder: never in / or the home folder
   std::error_code ec;
+  const fs::path here = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  NL_CHECK(here != fs::path("/") && here.has_relative_path(), flag, " ", dir,
+           " is the filesystem's root, which cannot be a run's folder");
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    const fs::path h = fs::weakly_canonical(fs::path(home), ec);
+    NL_CHECK(ec || here != h, flag, " ", dir, " is the home folder, which cannot be a run's folder");
+  }
+}
+
+void check_fresh_folder(const std::string& dir, const std::string& flag, bool resume, bool overwrite) {
+  check_run_folder_name(dir, flag);
+  std::error_code ec;
+  // before: a dangling link passed as missing, and making the folder failed with "File exists"
+  if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(dir, ec))
+    fail(flag, " ", dir, " is a link to ", fs::read_symlink(dir, ec).string(), ", which does not exist");
   NL_CHECK(!fs::exists(dir, ec) || fs::is_directory(dir, ec), flag, " ", dir, " is not a folder");
   check_writable_folder(dir, flag);
   if (resume || overwrite) return;

@@ -30,6 +30,11 @@ std::vector<std::string> run_files(const std::string& dir);
 // written.
 void check_fresh_folder(const std::string& dir, const std::string& flag, bool resume, bool overwrite);
 
+// Throws, naming `flag`, for a folder name no run may have: empty, holding a control
+// character (a newline broke every file that lists it), the filesystem's root or the
+// home folder (where --overwrite would delete files of those names).
+void check_run_folder_name(const std::string& dir, const std::string& flag);
+
 // Deletes every run file in dir (--overwrite); throws naming the one it cannot delete.
 void remove_run_files(const std::string& dir);
 

@@ -38,6 +38,11 @@ class TrainTask {
   // checkpointed run stood (`saved`: its batch generator); throws when that cannot be
   // (another data order).
   virtual void resume_batches(int64_t step, int64_t batch, const Generator& saved) = 0;
+  // Whether next_batch can be undone by putting back the generator it had before
+  // (resume_batches(0, 0, before)); the loop then lets a stop signal abandon a step in
+  // its forward or backward pass (autograd/interrupt.h). The GPT's batches are the
+  // generator's draws; the ViT's batcher holds more state than its generator.
+  virtual bool batches_rewind() const { return false; }
   // State beyond parameters and optimizer that an exact resume needs, as checkpoint
   // metadata (the dropout generator, BHyT's c_attn caches).
   virtual std::map<std::string, std::string> extra_state() const { return {}; }
@@ -53,7 +58,9 @@ class TrainTask {
   virtual std::vector<std::string> step_columns() const { return {}; }
   virtual std::vector<double> step_values(int64_t steps_done, int64_t batch) const { return {}; }
   virtual std::vector<std::string> eval_columns() const = 0;
-  virtual std::vector<double> evaluate() = 0;  // in eval mode, no graph; restores the mode
+  // In eval mode, no graph; restores the mode. Empty when a stop signal came between
+  // its batches (the loop then saves the step's checkpoint and stops).
+  virtual std::vector<double> evaluate() = 0;
   virtual std::vector<std::string> measure_columns() const { return {}; }
   virtual std::vector<double> measurements() const { return {}; }
   // The progress line's pieces: after the step count ("  epoch 1.25") and for an

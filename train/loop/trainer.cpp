@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "autograd/interrupt.h"
 #include "autograd/profile.h"
 #include "tensor/threads.h"
 #include "train/io/checkpoint.h"
@@ -18,6 +19,7 @@
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
+#include "train/io/run_lock.h"
 #include "train/io/run_log.h"
 #include "train/loop/median.h"
 #include "train/loop/progress.h"
@@ -159,6 +161,11 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   // every check comes before the first write: the folder (again, just before it is
   // used), the weights to start from, the checkpoint to continue and its recipe
   check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
+  // one writer per folder for the whole run; the check again under the lock, since
+  // another run may have written the folder between the first check and the lock
+  std::optional<RunFolderLock> folder_lock;
+  if (lead) folder_lock.emplace(c.out_dir, "--out");
+  check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
   if (!c.init_from.empty()) load_weights(c.init_from, flat);
   int64_t start_step = 0;
   if (c.resume) {
@@ -229,6 +236,7 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
   // fewer threads while another process holds a core; results do not depend on it
   std::optional<ThreadGovernor> governor;
   if (c.threads_adapt == "on" && c.threads > 1 && c.device == "cpu") governor.emplace(c.threads);
+  const bool interruptible = task.batches_rewind() && dist::world_size() == 1;
   const auto loop_start = Clock::now();
   const double cpu_start = process_cpu_seconds();
   for (int64_t step = start_step; step < end_step; ++step) {
@@ -237,10 +245,26 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     if (governor) governor->start_step();
     // past c.steps (--extend-to) the lr of the schedule's last step, held flat
     const float lr = lr_at(std::min(step, c.steps - 1), c.steps, c.warmup, c.lr, c.min_lr, c.schedule);
-    task.next_batch(c.batch, x, y);
-    const StepOutcome s = train_step(
-        [&] { return task.loss(x.slice(0, shard_start, shard_start + shard), y.slice(0, shard_start, shard_start + shard)); },
-        flat, optim, lr, c.clip, guard, step + 1, result.end);
+    // a stop signal may abandon the step before the optimizer runs (one process only: the
+    // other ranks would wait in the all-reduce): its batch and the task's state are put back
+    // as they were, and the checkpoint below the loop is of the last whole step
+    std::optional<Generator> batches_before;
+    std::map<std::string, std::string> state_before;
+    if (interruptible) batches_before = task.batch_generator(), state_before = task.extra_state();
+    StepOutcome s;
+    try {
+      std::optional<InterruptPoll> poll;
+      if (interruptible) poll.emplace([] { return stop_signal() != 0; });
+      task.next_batch(c.batch, x, y);
+      s = train_step([&] { return task.loss(x.slice(0, shard_start, shard_start + shard),
+                                            y.slice(0, shard_start, shard_start + shard)); },
+                     flat, optim, lr, c.clip, guard, step + 1, result.end);
+    } catch (const Interrupted&) {
+      task.resume_batches(step, c.batch, *batches_before);
+      task.restore_extra_state(state_before);
+      result.end.signal = stop_signal();
+      break;
+    }
     if (!s.grad_norm) {
       result.diverged = true;
       break;
@@ -255,6 +279,9 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     const bool evaluates = lead && ((step + 1) % c.eval_every == 0 || step + 1 == end_step);
     std::vector<double> eval;
     if (evaluates) result.final_eval = eval = task.evaluate();
+    // a stop signal cuts an evaluation short (train/loop/task.h): the row's cells stay
+    // empty and the step's checkpoint is written below
+    const bool evaluated = evaluates && !eval.empty();
     result.final_train_loss = s.loss;
 
     std::ostringstream row;
@@ -274,11 +301,11 @@ TrainResult train(TrainTask& task, const TrainConfig& c, const std::vector<Train
     std::snprintf(line, sizeof line, "step %5lld/%lld%s  loss %.4f%s  lr %.2e  %7.0f %s/s  ETA %s",
                   (long long)(step + 1), (long long)c.run_steps(), task.progress_prefix(step + 1, c.batch).c_str(),
                   s.loss,
-                  evaluates ? task.progress_eval(eval).c_str() : "", lr, items / dt, task.unit(),
+                  evaluated ? task.progress_eval(eval).c_str() : "", lr, items / dt, task.unit(),
                   format_duration(eta_seconds(seconds_since(loop_start), (double)(step + 1 - start_step),
                                               (double)(end_step - start_step)))
                       .c_str());
-    progress.show(line, evaluates, step + 1);
+    progress.show(line, evaluated, step + 1);
     if (policy_decided) progress.show("step " + std::to_string(step + 1) + ": " + governor->change(), true, step + 1);
     result.steps_done = step + 1;
     if (lead)

@@ -63,11 +63,13 @@ double gpt_parameters(const GPTConfig& m) {
 double gpt_forward_bytes(const GPTConfig& m, int64_t rows, bool training) {
   const double d = (double)m.dim, L = (double)m.layers, T = (double)m.context, B = (double)rows;
   const double h = (double)m.heads, V = (double)m.vocab;
-  // training keeps, per layer, about 20 (B, T, d) activations and 3 (B, heads, T, T)
-  // attention maps for the backward pass, and the logits three times; a forward without
-  // a graph holds one layer's: the MLP's hidden (4 d) beside qkv and the stream, two
-  // attention maps, the logits and their softmax
-  const double floats = training ? L * (20.0 * B * T * d + 3.0 * B * h * T * T) + 3.0 * B * T * V
+  // training keeps, per layer, about 48 (B, T, d) activations and one (B, heads, T, T)
+  // attention map for the backward pass, and the logits three times (fitted to the peaks
+  // of tests/train/test_memory_estimate.cpp: 28 to 55 floats per token, layer and unit of
+  // width; the 20 and 3 maps before left a batch of 20000 at 1.69x its estimate); a
+  // forward without a graph holds one layer's: the MLP's hidden (4 d) beside qkv and
+  // the stream, two attention maps, the logits and their softmax
+  const double floats = training ? L * (48.0 * B * T * d + 1.0 * B * h * T * T) + 3.0 * B * T * V
                                  : 8.0 * B * T * d + 2.0 * B * h * T * T + 2.0 * B * T * V;
   return 4.0 * floats;
 }
@@ -81,7 +83,7 @@ double vit_parameters(const ViTConfig& m) {
 double vit_forward_bytes(const ViTConfig& m, int64_t rows, bool training) {
   const double d = (double)m.dim, L = (double)m.layers, N = (double)m.patches() + 1, B = (double)rows;
   const double h = (double)m.heads, pixels = (double)(m.channels * m.image * m.image);
-  const double floats = training ? L * (20.0 * B * N * d + 3.0 * B * h * N * N) + 2.0 * B * pixels
+  const double floats = training ? L * (48.0 * B * N * d + 1.0 * B * h * N * N) + 2.0 * B * pixels
                                  : 8.0 * B * N * d + 2.0 * B * h * N * N + 2.0 * B * pixels;
   return 4.0 * floats;
 }

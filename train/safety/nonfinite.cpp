@@ -22,11 +22,15 @@ bool all_finite(const float* x, int64_t n) {
 std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat) {
   const float* g = flat.grads.data();
   const int64_t total = flat.grads.numel();
-  const bool loss_ok = std::isfinite(loss);
+  const bool loss_ok = std::isfinite(loss) && std::fabs(loss) <= kMaxLoss;
   if (loss_ok && all_finite(g, total)) return "";
   std::ostringstream os;
-  os << "non-finite ";
-  if (!loss_ok) os << "loss (" << loss << ") ";
+  if (std::isfinite(loss) && !loss_ok) {
+    os << "runaway loss (" << loss << ", beyond the bound " << kMaxLoss << ") ";
+  } else {
+    os << "non-finite ";
+    if (!loss_ok) os << "loss (" << loss << ") ";
+  }
   os << "at step " << step;
   for (size_t k = 0; k < flat.params.size(); ++k) {
     const int64_t begin = flat.offsets[k];

@@ -13,6 +13,10 @@ namespace nl {
 // loss when it is not finite, and the first parameter (in the model's order, which
 // follows the layers) whose gradient holds a NaN or infinity, with how many of its
 // values do.
+// A finite loss beyond kMaxLoss counts as such a fault too: a mean cross-entropy of
+// 1e4 nats (a uniform guess over 256 bytes is 5.5) comes only from weights that have
+// run away, and training on it wrote a "done" run with a loss of 2.6e36.
+constexpr float kMaxLoss = 1e4f;
 std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat);
 
 // What a run does on such a step: stop (keeping the last good checkpoint), or skip

@@ -1,7 +1,9 @@
 // SIGINT (Ctrl-C) and SIGTERM (kill, a batch scheduler's notice). While training steps
 // run (inside a StopSignalWindow: the training loop, a grid waiting for its runs) a
-// signal asks the run to stop cleanly: the step in progress finishes, a checkpoint is
-// saved, and the program exits with 128 + the signal's number. A second signal is not
+// signal asks the run to stop cleanly: the step in progress finishes (or, where the task
+// can put its batch back, is abandoned between blocks or graph nodes: autograd/interrupt.h;
+// an evaluation stops between its batches), a checkpoint of the last whole step is saved,
+// and the program exits with 128 + the signal's number. A second signal is not
 // caught (the handler resets itself), so it stops the program at once; the checkpoint
 // on disk stays whole because every write is atomic.
 // Outside such a window (flags, loading data, reading a checkpoint, the evaluation and

@@ -10,6 +10,7 @@
 #include "nn/model_json.h"
 #include "tensor/ops.h"
 #include "train/io/files.h"
+#include "train/safety/stop_signals.h"
 
 namespace nl {
 namespace {
@@ -33,6 +34,10 @@ EvalResult evaluate_vit(ViT& model, const ImageSet& set, float mean, float std, 
   int64_t correct = 0;
   Tensor x, y;
   for (int64_t first = 0; first < set.size(); first += batch) {
+    if (stop_signal()) {  // answered between batches (none comes at the end's test evaluation)
+      model.train(was_training);
+      return {NAN, NAN, true};
+    }
     const int64_t n = std::min(batch, set.size() - first);
     fill_batch(set, {}, first, n, mean, std, x, y);
     const Device device = model.head->weight.value().device();
@@ -85,6 +90,7 @@ std::vector<double> ViTTask::step_values(int64_t steps_done, int64_t batch) cons
 
 std::vector<double> ViTTask::evaluate() {
   const EvalResult v = evaluate_vit(*model_, data_.val, data_.mean, data_.std, c_.eval_batch);
+  if (v.interrupted) return {};
   return {(double)v.loss, (double)v.accuracy};
 }
 

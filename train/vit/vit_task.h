@@ -20,6 +20,7 @@ namespace nl {
 // when given.
 struct EvalResult {
   float loss = 0, accuracy = 0;
+  bool interrupted = false;  // a stop signal came between batches: the figures are NaN
 };
 EvalResult evaluate_vit(ViT& model, const ImageSet& set, float mean, float std, int64_t batch,
                         std::array<std::array<int64_t, 10>, 10>* confusion = nullptr);
