@@ -174,6 +174,7 @@ json setup_view(const json& recipe) {
                                                  : "linears without biases, norms with a beta";
   v["head_text"] = text("tied_head", "on") == "on" ? "tied embedding and head" : "a head of its own";
   v["schedule_flat"] = text("schedule", "cosine") == "flat";
+  v["bias_free"] = !linear_bias && !norm_bias;
   return v;
 }
 
