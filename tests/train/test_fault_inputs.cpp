@@ -149,8 +149,10 @@ TEST_CASE("fault inputs: a stop signal during a long evaluation is answered betw
   std::string err;
   const double seconds = stop_in_step_two(f.tiny + " --steps 1000 --eval-every 2 --eval-batches 20000", out, f, err);
   // before: it answered after the whole evaluation (10.4 s here; 6 min 42 s for
-  // --eval-batches 100000 of the demo model)
-  CHECK(seconds < 3.0);
+  // --eval-batches 100000 of the demo model), and step 2's row had its validation loss.
+  // The time is reported, not asserted: under a sanitizer or a loaded machine it varies;
+  // the abandoned evaluation below is what fails on the old code.
+  WARN("ended " << seconds << " s after the signal");
   // the checkpoint of the last whole step, whose row has no validation loss
   CHECK_THAT(err, Contains("step 2"));
   const auto rows = read_csv_rows(out + "/log.csv");
@@ -172,8 +174,9 @@ TEST_CASE("fault inputs: a stop signal during a long training step abandons it; 
   const std::string out = f.tmp.sub("run"), straight = f.tmp.sub("straight");
   std::string err;
   const double seconds = stop_in_step_two(run, out, f, err);
-  // before: the step ran to its end (3.8 s after the signal here, and "checkpoint of step 2")
-  CHECK(seconds < 3.0);
+  // before: the step ran to its end (3.8 s after the signal here, and "checkpoint of step 2");
+  // the time is reported, not asserted (a sanitizer build takes 4 s for what takes 0.6 here)
+  WARN("ended " << seconds << " s after the signal");
   CHECK_THAT(err, Contains("checkpoint of step 1"));
   REQUIRE(read_csv_rows(out + "/log.csv").size() == 2);
   // resumed, step 2 draws the batch it abandoned: its row is the straight run's, bit for bit
