@@ -232,6 +232,9 @@ ClaimVerdict arm_claim(const std::string& what, double paper_percent, const Pair
   if (not_trained > 0)
     return {Verdict::Untestable, what + ": did not train in " + std::to_string(not_trained) + " of " +
                                      std::to_string(seeds) + " seeds (" + paper + ")"};
+  if (primary.n > 0 && primary.n < kMinSeeds)
+    return {Verdict::Untestable, what + ": " + std::to_string(primary.n) + " paired seed(s), fewer than " +
+                                     std::to_string(kMinSeeds) + " (" + paper + ", here " + pct(primary.percent) + ")"};
   if (!std::isfinite(paper_percent) || primary.n == 0)
     return {Verdict::Untestable, what + ": " + (primary.n == 0 ? "no seed ran both arms" : "no paper number")};
   const bool paper_helps = paper_percent < 0;

@@ -157,7 +157,9 @@ bool did_not_train(bool failed, const Curve& val_curve, double unigram, double l
 // in the data-rich regime the end of the run, as the paper reports). Untestable, saying
 // "did not train in k of n seeds", when any seed of the arm did not train; untestable
 // without a paper number or a paired seed; reproduced when every seed moves the paper's
-// way; not reproduced otherwise.
+// way; not reproduced otherwise. Fewer than kMinSeeds paired seeds: untestable (one
+// seed cannot tell an effect from noise).
+constexpr int kMinSeeds = 3;
 ClaimVerdict arm_claim(const std::string& what, double paper_percent, const PairedComparison& primary,
                        int not_trained, int seeds);
 

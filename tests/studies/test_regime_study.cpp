@@ -628,6 +628,12 @@ TEST_CASE("regime: an arm with a seed that did not train is never reproduced", "
   CHECK(arm_claim("dyt-a2 at 30K", -27.3, mixed, 0, 3).verdict == Verdict::NotReproduced);  // seeds disagree
   CHECK(arm_claim("ln-drop0.3 at 30K", NAN, helps, 0, 3).verdict == Verdict::Untestable);   // no paper number
   CHECK(arm_claim("dyt-a2 at 30K", -27.3, PairedComparison{}, 0, 3).verdict == Verdict::Untestable);
+  // one seed that agrees with the paper is no verdict
+  PairedComparison one = hurts;
+  one.n = 1, one.wins = 0;
+  CHECK(arm_claim("dyt-a2 at all", 18.8, one, 0, 1).verdict == Verdict::Untestable);
+  CHECK(arm_claim("dyt-a2 at all", 18.8, one, 0, 1).text ==
+        "dyt-a2 at all: 1 paired seed(s), fewer than 3 (paper +18.8 %, here +20.0 %)");
   CHECK(arm_claim("dyt-a2 at all", 18.8, hurts, 0, 3).text == "dyt-a2 at all: paper +18.8 %, here +20.0 %, 0/3 seeds lower");
 }
 
