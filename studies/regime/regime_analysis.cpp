@@ -88,9 +88,11 @@ std::string paired_text(Paired v) {
 std::string pct(double percent) { return std::isfinite(percent) ? fmt(percent, "%+.1f") + " %" : "-"; }
 
 ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double alpha_high, double paper_low,
-                              double paper_high, const PairedComparison& high_vs_low) {
+                              double paper_high, const PairedComparison& high_vs_low, int not_trained) {
   const std::string low = fmt(alpha_low, "%g"), high = fmt(alpha_high, "%g");
   const std::string claim = "on " + size + ", alpha0 " + low + " to " + high + ": ";
+  if (not_trained > 0)  // a stuck seed is evidence for no direction
+    return {Verdict::Untestable, claim + "did not train in " + std::to_string(not_trained) + " of the two arms' seeds"};
   const std::string here = "alpha0 " + high + " against " + low + " " + pct(high_vs_low.percent) + ", " +
                            std::to_string(high_vs_low.wins) + "/" + std::to_string(high_vs_low.n) + " seeds lower";
   if (!std::isfinite(paper_low) || !std::isfinite(paper_high))

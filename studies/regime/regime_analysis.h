@@ -110,9 +110,11 @@ std::string pct(double percent);     // "+5.9 %", "-" for NaN: every change the 
 // smallest's). The paper's direction is the sign of paper_high - paper_low (its changes
 // against LN at the two alpha0s). Reproduced when every seed goes the paper's way; not
 // reproduced when every seed goes the other way or the seeds disagree; untestable when
-// the paper has no number there, its two numbers are equal, or no seed ran both.
+// the paper has no number there, its two numbers are equal, no seed ran both, or a seed
+// of either arm did not train (`not_trained`, did_not_train's count over both arms).
 ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double alpha_high, double paper_low,
-                              double paper_high, const PairedComparison& high_vs_low);
+                              double paper_high, const PairedComparison& high_vs_low,
+                              int not_trained = 0);
 
 // The Wilson score interval for k successes in n trials at z (1.96: 95 %); [0, 1] for
 // n = 0.

@@ -139,6 +139,18 @@ int64_t best_step(const Group& ln) {
   return overfit_of(mean).min_step;
 }
 
+// How many of g's seeds did not train (regime_analysis.h: did_not_train) against LN's
+// best loss in the same cell (the mean of its seeds' minima); 0 without a unigram loss
+// or an LN group to measure against.
+int seeds_not_trained(const Group& g, const Group* ln, double unigram) {
+  if (!ln || !std::isfinite(unigram)) return 0;
+  const double ln_best = mean_of(ln->each([](const Run& r) { return overfit_of(r.curve).min_value; }));
+  if (!std::isfinite(ln_best)) return 0;
+  int k = 0;
+  for (const Run& r : g.runs) k += did_not_train(r.failed, r.curve, unigram, ln_best);
+  return k;
+}
+
 // A cell the saturation screen judges: a DyT-like arm (bounded by tanh, no statistics,
 // not BHyT's approximation of a norm), named by its first run. The report's screen
 // table and the screen plot's CSV both take their cells from here.
@@ -249,15 +261,6 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
     for (int64_t size : sizes) {
       const Group* ln = find_group(groups, "gpt", reference, size, w);
       const int64_t ln_best = ln ? best_step(*ln) : -1;
-      // LN's best validation loss in this cell (the mean of its seeds' minima): what a
-      // seed must come within (1 - kTrainedShare) of the gap to, to have trained
-      const double ln_best_loss =
-          ln ? mean_of(ln->each([](const Run& r) { return overfit_of(r.curve).min_value; })) : NAN;
-      auto not_trained_in = [&](const Group& g) {
-        int k = 0;
-        for (const Run& r : g.runs) k += did_not_train(r.failed, r.curve, unigram, ln_best_loss);
-        return k;
-      };
       json rows = json::array();
       if (ln) {
         const auto o = [](const Run& r) { return overfit_of(r.curve); };
@@ -289,8 +292,8 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
         std::vector<Curve> curves;
         for (const Run& r : g.runs) failed.push_back(r.failed), curves.push_back(r.curve);
         row["status"] = regime_row_status(failed, curves);
-        const int not_trained = std::isfinite(unigram) && std::isfinite(ln_best_loss) ? not_trained_in(g) : 0;
-        row["not_trained"] = std::isfinite(unigram) && std::isfinite(ln_best_loss)
+        const int not_trained = seeds_not_trained(g, ln, unigram);
+        row["not_trained"] = ln && std::isfinite(unigram)
                                  ? std::to_string(not_trained) + " of " + std::to_string(g.runs.size())
                                  : std::string("-");
         if (ln && g.arm != reference) {
@@ -405,7 +408,9 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
     const auto& [high, high_g] = swept.back();
     const ClaimVerdict v = alpha0_direction(size_label(size), low->alpha0, high->alpha0, paper_of(*low),
                                             paper_of(*high), compare_paired(high_g->seeds(), ends(*high_g),
-                                                                            low_g->seeds(), ends(*low_g)));
+                                                                            low_g->seeds(), ends(*low_g)),
+                                            seeds_not_trained(*low_g, ln, unigram) +
+                                                seeds_not_trained(*high_g, ln, unigram));
     sweep_lines.push_back(v.text);
     if (regime == DataRegime::Between) continue;  // the paper has no number between its two regimes
     summary.push_back("alpha0 sweep: " + v.text);

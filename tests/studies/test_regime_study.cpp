@@ -250,6 +250,9 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   // alpha0 2 ends above alpha0 0.5 everywhere: the paper's direction on 1M tokens (its
   // change rises with alpha0), the other one on all the data (it falls)
   nlohmann::json swept = long_recipe;
+  // 6-step runs do not train (their curves stay near the unigram loss, so the sweep would
+  // be untestable: tested on its own below); a unigram loss far above them counts them as trained
+  swept["unigram_loss"] = 1000.0;
   for (const auto& run : results["runs"])
     if (run["arm"] == "dyt-a2") {
       nlohmann::json low = run;
@@ -258,6 +261,10 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
       swept["runs"].push_back(low);
     }
   const std::string sweep_md = render_regime_report(swept, false);
+  nlohmann::json stuck = swept;
+  stuck["unigram_loss"] = results.value("unigram_loss", 0.0);
+  if (stuck["unigram_loss"].get<double>() > 0)
+    CHECK_THAT(render_regime_report(stuck, false), Contains("did not train in"));
   // the sweep's sentence quotes the paper's alpha0 sweep (its manifest: 118M +42.0, +31.4,
   // +18.8, +15.5 %; 1M -33.6, -34.1, -27.3, -20.5 %) in alpha0 order
   CHECK_THAT(sweep_md, Contains("From alpha0 0.5 to 3 the paper's change against LN falls on all the data "
@@ -586,6 +593,9 @@ TEST_CASE("regime: the alpha0 sweep's direction judged against the paper's", "[r
   CHECK(rich.text == "on all, alpha0 0.5 to 3: paper +42.0 % to +15.5 % against LN (falls with alpha0; 3 against 0.5 "
                      "-18.7 %); here alpha0 3 against 0.5 -13.9 %, 3/3 seeds lower: the paper's direction at every seed");
   CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher).verdict == Verdict::NotReproduced);
+  // a seed of either arm that did not train: no direction is judged, whatever the others did
+  CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher, 2).verdict == Verdict::Untestable);
+  CHECK_THAT(alpha0_direction("all", 0.5, 3, 42.0, 15.5, lower, 1).text, Contains("did not train in 1"));
   CHECK_THAT(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher).text, Contains("the other direction at every seed"));
   CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, mixed).verdict == Verdict::NotReproduced);
   CHECK_THAT(alpha0_direction("all", 0.5, 3, 42.0, 15.5, mixed).text, Contains("1/3 seeds lower: mixed over seeds"));
