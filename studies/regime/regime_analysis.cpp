@@ -18,7 +18,17 @@ double passes(int64_t steps, int64_t batch, int64_t seq, int64_t train_bytes) {
 DataRegime data_regime(double passes) {
   if (passes >= kScarcePasses) return DataRegime::Scarce;
   if (passes <= kRichPasses) return DataRegime::Rich;
+  if (passes >= kMidPasses / kMidMatch && passes <= kMidPasses * kMidMatch) return DataRegime::Mid;
   return DataRegime::Between;  // also NaN: no subset
+}
+
+const char* regime_name(DataRegime r) {
+  switch (r) {
+    case DataRegime::Scarce: return "data-scarce";
+    case DataRegime::Mid: return "10M-token cell";
+    case DataRegime::Rich: return "data-rich";
+    default: return "between";
+  }
 }
 
 Overfit overfit_of(const Curve& curve, double margin) {
@@ -197,12 +207,16 @@ double tail_mean(const std::vector<double>& values, size_t n) {
   return sum / (double)k;
 }
 
-std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu) {
+std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu,
+                                         DataRegime regime) {
   auto of = [](CollapseCount c) { return std::to_string(c.collapsed) + " of " + std::to_string(c.runs); };
   std::vector<ClaimVerdict> out;
   if (swiglu.runs == 0) return out;
+  if (regime != DataRegime::Scarce && regime != DataRegime::Rich)
+    out.push_back({Verdict::Untestable, "Llama + DyT (SwiGLU) collapsing, " + size + ": the paper ran it at 1M and 118M "
+                                        "tokens, and " + size + " matches neither (" + of(swiglu) + " seeds collapsed)"});
   // the paper's claim is a collapse in some seeds (1 of 3): every seed collapsing is another finding
-  if (swiglu.collapsed == swiglu.runs)
+  else if (swiglu.collapsed == swiglu.runs)
     out.push_back({Verdict::NotReproduced, "Llama + DyT (SwiGLU) collapses in every seed, not in some, " + size + ": " +
                                                of(swiglu) + " seeds collapsed (paper: 1 of 3)"});
   else
@@ -211,7 +225,11 @@ std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount 
                        " seeds collapsed (paper: 1 of 3)"});
   if (gelu.runs == 0) return out;
   const std::string counts = "GELU " + of(gelu) + " collapsed against SwiGLU's " + of(swiglu);
-  if (swiglu.collapsed == 0)
+  if (regime != DataRegime::Rich)
+    out.push_back({Verdict::Untestable, "A GELU MLP rescuing Llama + DyT, " + size + ": the paper tested the rescue "
+                                        "only with much data (118M tokens, 1.4 passes), and " + size + " is " +
+                                        regime_name(regime) + " (" + counts + ")"});
+  else if (swiglu.collapsed == 0)
     out.push_back({Verdict::Untestable, "A GELU MLP rescuing Llama + DyT, " + size + ": SwiGLU + DyT never collapsed, "
                                         "so there was nothing to rescue (" + counts + ")"});
   else
@@ -244,6 +262,36 @@ ClaimVerdict arm_claim(const std::string& what, double paper_percent, const Pair
   const std::string here = "here " + pct(primary.percent) + ", " + std::to_string(primary.wins) + "/" +
                            std::to_string(primary.n) + " seeds lower";
   return {every_seed_agrees ? Verdict::Reproduced : Verdict::NotReproduced, what + ": " + paper + ", " + here};
+}
+
+ClaimVerdict vit_claim(const std::string& what, double paper_points, double points,
+                       const PairedComparison& best_error, int not_trained, int seeds) {
+  const std::string paper = "paper " + fmt(paper_points, "%+.1f") + " points";
+  const std::string here = "here " + fmt(points, "%+.1f") + " points, " + std::to_string(best_error.wins) + "/" +
+                           std::to_string(best_error.n) + " seeds higher";
+  if (not_trained > 0)
+    return {Verdict::Untestable, what + ": did not train in " + std::to_string(not_trained) + " of " +
+                                     std::to_string(seeds) + " seeds (" + paper + ")"};
+  if (!std::isfinite(paper_points) || best_error.n == 0)
+    return {Verdict::Untestable, what + ": " + (best_error.n == 0 ? "no seed ran both arms" : "no paper number")};
+  if (best_error.n < kMinSeeds)
+    return {Verdict::Untestable, what + ": " + std::to_string(best_error.n) + " paired seed(s), fewer than " +
+                                     std::to_string(kMinSeeds) + " (" + paper + ", " + here + ")"};
+  // a higher accuracy is a lower error: the paper's gain is every seed's error lower
+  const bool every_seed_agrees = best_error.verdict == (paper_points > 0 ? Paired::Helps : Paired::Hurts);
+  return {every_seed_agrees ? Verdict::Reproduced : Verdict::NotReproduced, what + ": " + paper + ", " + here};
+}
+
+std::string claim_status(Verdict v, bool scarce, const PairedComparison& end, double paper_percent) {
+  if (v == Verdict::Reproduced) return "reproduced";
+  if (v == Verdict::Untestable) return "untestable here";
+  const Paired paper_way = paper_percent < 0 ? Paired::Helps : Paired::Hurts;
+  return scarce && std::isfinite(paper_percent) && end.verdict == paper_way ? "artefact" : "not reproduced";
+}
+
+bool vit_did_not_train(bool failed, double best_accuracy, double chance, double ln_best) {
+  if (failed || !std::isfinite(best_accuracy)) return true;
+  return best_accuracy - chance < kTrainedShare * (ln_best - chance);
 }
 
 std::string screen_untestable(const std::vector<ScreenCell>& cells, double threshold) {

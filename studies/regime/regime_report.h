@@ -15,6 +15,12 @@ namespace nl {
 // STEM_screen.png beside it, so that two reports in one folder keep their own plots.
 std::string render_regime_report(const nlohmann::json& results, bool plotted, const std::string& plot_stem = "regime");
 
+// The paper's claims as this grid judges them, one row each (claim, paper, here, status,
+// detail): the same verdicts the report lists, as data for the "what reproduces" table
+// (studies/regime/reproduces.h). status: reproduced, not reproduced, artefact (the
+// paper's sign only at the end of a run whose LN baseline over-fits), untestable here.
+nlohmann::json regime_claims(const nlohmann::json& results);
+
 // The words of the report's Setup paragraph for a grid's recipe (results.json's "recipe"):
 // recipe_text, bias_text, head_text, schedule_flat.
 nlohmann::json setup_view(const nlohmann::json& recipe);

@@ -13,6 +13,7 @@
 
 #include "nn/block.h"
 #include "studies/regime/regime_analysis.h"
+#include "studies/regime/reproduces.h"
 #include "studies/regime/regime_report.h"
 #include "studies/regime/regime_study.h"
 #include "tests/needs.h"
@@ -196,7 +197,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string md = study.run(tmp);
   for (const char* needle :
        {"## Summary", "## 1. Phase table", "### Width 16", "### Width 8", "## 2. Does LayerNorm over-fit?",
-        "## 3. The paper's numbers", "| dyt-a2 | data-rich | 3K | +18.8 % |", "## 4. The 500-step saturation screen",
+        "## 3. The paper's numbers", "| dyt-a2 | data-rich | 3K | +18.8 % (50M: +19.6 %) |", "## 4. The 500-step saturation screen",
         "Wilson 95 %", "## 5. The instruments at the end", "## 7. Llama + DyT collapse", "## 8. What reproduced", "Regenerate: `build/release/regime_study",
         "| hybrid-a2 |", "seeds lower, p = "})
     CHECK_THAT(md, Contains(needle));
@@ -232,7 +233,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   for (const auto& run : results["runs"])
     if (run["size"] == -1) all_only["runs"].push_back(run);
   const std::string all_md = render_regime_report(all_only, false);
-  CHECK_THAT(all_md, Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
+  CHECK_THAT(all_md, Contains("| dyt-a2 | data-rich | all | +18.8 % (50M: +19.6 %) |"));
   CHECK(all_md.find("| dyt-a2 | data-scarce") == std::string::npos);
   // the regimes are told by passes, not by a subset's rank in the grid: 6 steps see 3K
   // 0.03 times (data-rich above); a recipe of 100000 steps sees it 533 times (data-scarce)
@@ -240,7 +241,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   nlohmann::json long_recipe = results;
   long_recipe["recipe"]["steps"] = 100000;
   const std::string long_md = render_regime_report(long_recipe, false);
-  CHECK_THAT(long_md, Contains("| dyt-a2 | data-scarce | 3K | -27.3 % |") && Contains("| dyt-a2 | data-rich | all | +18.8 % |"));
+  CHECK_THAT(long_md, Contains("| dyt-a2 | data-scarce | 3K | -27.3 % |") && Contains("| dyt-a2 | data-rich | all | +18.8 % (50M: +19.6 %) |"));
   CHECK_THAT(long_md, Contains("No subset of this grid has two alpha0s"));
   // the over-fitting verdict is given where the smallest subset is data-scarce only
   CHECK_THAT(long_md, Contains("- the data-scarce regime exists (LN's validation loss rises after a minimum): "
@@ -526,7 +527,7 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
   using V = Verdict;
   auto verdicts = [](CollapseCount swiglu, CollapseCount gelu) {
     std::vector<V> v;
-    for (const ClaimVerdict& l : llama_verdicts("all", swiglu, gelu)) v.push_back(l.verdict);
+    for (const ClaimVerdict& l : llama_verdicts("all", swiglu, gelu, DataRegime::Rich)) v.push_back(l.verdict);
     return v;
   };
   // SwiGLU + DyT collapsed in 2 of 6, GELU in none: both claims reproduce
@@ -540,12 +541,52 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
   CHECK(verdicts({0, 0}, {2, 6}).empty());
   // every seed collapsed: not the paper's "some seeds"; the rescue is still judged
   CHECK(verdicts({6, 6}, {0, 6}) == std::vector<V>{V::NotReproduced, V::Reproduced});
-  CHECK(llama_verdicts("30K", {6, 6}, {0, 0})[0].text ==
+  CHECK(llama_verdicts("30K", {6, 6}, {0, 0}, DataRegime::Scarce)[0].text ==
         "Llama + DyT (SwiGLU) collapses in every seed, not in some, 30K: 6 of 6 seeds collapsed (paper: 1 of 3)");
-  const auto text = llama_verdicts("30K", {2, 6}, {0, 6});
-  CHECK(text[0].text == "Llama + DyT (SwiGLU) collapses in some seeds, 30K: 2 of 6 seeds collapsed (paper: 1 of 3)");
-  CHECK(text[1].text == "A GELU MLP in place of SwiGLU rescues Llama + DyT, 30K: GELU 0 of 6 collapsed against SwiGLU's "
+  const auto text = llama_verdicts("all", {2, 6}, {0, 6}, DataRegime::Rich);
+  CHECK(text[0].text == "Llama + DyT (SwiGLU) collapses in some seeds, all: 2 of 6 seeds collapsed (paper: 1 of 3)");
+  CHECK(text[1].text == "A GELU MLP in place of SwiGLU rescues Llama + DyT, all: GELU 0 of 6 collapsed against SwiGLU's "
                         "2 of 6 (paper: rescued)");
+}
+
+TEST_CASE("regime: a Llama claim is judged only where the paper tested it", "[regime]") {
+  // the rescue was tested at 118M tokens only: at 30 KB (data-scarce) the same counts are no verdict
+  const auto scarce = llama_verdicts("30K", {2, 6}, {0, 6}, DataRegime::Scarce);
+  REQUIRE(scarce.size() == 2);
+  CHECK(scarce[0].verdict == Verdict::Reproduced);  // the collapse was tested at 1M tokens
+  CHECK(scarce[1].verdict == Verdict::Untestable);
+  CHECK(scarce[1].text == "A GELU MLP rescuing Llama + DyT, 30K: the paper tested the rescue only with much data (118M "
+                          "tokens, 1.4 passes), and 30K is data-scarce (GELU 0 of 6 collapsed against SwiGLU's 2 of 6)");
+  // a subset matching none of the paper's Llama cells judges neither claim
+  const auto between = llama_verdicts("1M", {2, 6}, {0, 6}, DataRegime::Between);
+  REQUIRE(between.size() == 2);
+  CHECK(between[0].verdict == Verdict::Untestable);
+  CHECK(between[1].verdict == Verdict::Untestable);
+}
+
+TEST_CASE("regime: the ViT claim judged on best accuracy, never on a seed that did not train", "[regime]") {
+  PairedComparison higher;  // error rates: wins are seeds where the arm's best accuracy is higher
+  higher.n = 3, higher.wins = 3, higher.verdict = Paired::Helps;
+  PairedComparison lower = higher;
+  lower.wins = 0, lower.verdict = Paired::Hurts;
+  PairedComparison mixed = higher;
+  mixed.wins = 2, mixed.verdict = Paired::Mixed;
+  CHECK(vit_claim("ViT", 8.8, 2.0, higher, 0, 3).verdict == Verdict::Reproduced);
+  CHECK(vit_claim("ViT", 8.8, -6.8, lower, 0, 3).verdict == Verdict::NotReproduced);
+  CHECK(vit_claim("ViT", 8.8, 1.0, mixed, 0, 3).verdict == Verdict::NotReproduced);
+  CHECK(vit_claim("ViT", -3.0, -6.8, lower, 0, 3).verdict == Verdict::Reproduced);  // a paper loss, lost here too
+  CHECK(vit_claim("ViT", 8.8, 2.0, higher, 1, 3).verdict == Verdict::Untestable);
+  CHECK(vit_claim("ViT", 8.8, 2.0, higher, 1, 3).text == "ViT: did not train in 1 of 3 seeds (paper +8.8 points)");
+  CHECK(vit_claim("ViT", NAN, 2.0, higher, 0, 3).verdict == Verdict::Untestable);
+  PairedComparison two = higher;
+  two.n = 2, two.wins = 2;
+  CHECK(vit_claim("ViT", 8.8, 2.0, two, 0, 2).verdict == Verdict::Untestable);
+  CHECK(vit_claim("ViT", 8.8, -6.8, lower, 0, 3).text == "ViT: paper +8.8 points, here -6.8 points, 0/3 seeds higher");
+  // a seed trained when its best accuracy closed a tenth of the gap from chance up to LN's best
+  CHECK(vit_did_not_train(false, 0.12, 0.1, 0.8));        // 0.02 of a 0.7 gap
+  CHECK_FALSE(vit_did_not_train(false, 0.25, 0.1, 0.8));  // 0.15 of it
+  CHECK(vit_did_not_train(true, 0.7, 0.1, 0.8));          // a failed run
+  CHECK(vit_did_not_train(false, NAN, 0.1, 0.8));         // no evaluation
 }
 
 TEST_CASE("plot_regime.sh: no screen plot for a grid without a DyT cell", "[regime][plots][needs-gnuplot]") {
@@ -574,6 +615,12 @@ TEST_CASE("regime: the paper's regimes told by passes over the subset", "[regime
   CHECK(data_regime(149.9) == DataRegime::Between);
   CHECK(data_regime(51.2) == DataRegime::Between);  // 100 KB here
   CHECK(data_regime(5.1) == DataRegime::Between);   // 1 MB here
+  CHECK(data_regime(16.4) == DataRegime::Mid);      // the paper's 10M-token cell
+  CHECK(data_regime(17.1) == DataRegime::Mid);      // 300 KB here
+  CHECK(data_regime(20.4) == DataRegime::Mid);      // within 1.25x of 16.4
+  CHECK(data_regime(20.6) == DataRegime::Between);
+  CHECK(data_regime(13.2) == DataRegime::Mid);
+  CHECK(data_regime(13.0) == DataRegime::Between);
   CHECK(data_regime(3) == DataRegime::Rich);
   CHECK(data_regime(1.4) == DataRegime::Rich);  // the paper's 118M-token cells
   CHECK(data_regime(NAN) == DataRegime::Between);
@@ -645,6 +692,37 @@ TEST_CASE("regime: an arm with a seed that did not train is never reproduced", "
   CHECK(arm_claim("dyt-a2 at all", 18.8, one, 0, 1).text ==
         "dyt-a2 at all: 1 paired seed(s), fewer than 3 (paper +18.8 %, here +20.0 %)");
   CHECK(arm_claim("dyt-a2 at all", 18.8, hurts, 0, 3).text == "dyt-a2 at all: paper +18.8 %, here +20.0 %, 0/3 seeds lower");
+}
+
+TEST_CASE("regime: a scarce-data gain seen only at the end of the run is an artefact", "[regime]") {
+  PairedComparison end_helps;
+  end_helps.n = 3, end_helps.wins = 3, end_helps.verdict = Paired::Helps;
+  PairedComparison end_hurts = end_helps;
+  end_hurts.wins = 0, end_hurts.verdict = Paired::Hurts;
+  // not reproduced at each model's best step, yet the paper's sign (helps) at the end: LN's over-fitting made it
+  CHECK(claim_status(Verdict::NotReproduced, true, end_helps, -27.3) == "artefact");
+  // the same in the data-rich regime, where the end decides, is no artefact
+  CHECK(claim_status(Verdict::NotReproduced, false, end_helps, -27.3) == "not reproduced");
+  // the end goes against the paper too: plainly not reproduced
+  CHECK(claim_status(Verdict::NotReproduced, true, end_hurts, -27.3) == "not reproduced");
+  CHECK(claim_status(Verdict::NotReproduced, true, end_hurts, 18.8) == "artefact");  // a paper loss, seen at the end only
+  CHECK(claim_status(Verdict::Reproduced, true, end_helps, -27.3) == "reproduced");
+  CHECK(claim_status(Verdict::Untestable, true, end_helps, -27.3) == "untestable here");  // a stuck seed stays so
+  CHECK(claim_status(Verdict::NotReproduced, true, end_helps, NAN) == "not reproduced");
+}
+
+TEST_CASE("what_reproduces: the counts per recipe and status", "[regime]") {
+  using json = nlohmann::json;
+  const json rows = json::parse(R"([{"recipe": "a", "status": "reproduced"}, {"recipe": "a", "status": "artefact"},
+                                   {"recipe": "b", "status": "untestable here"}, {"recipe": "a", "status": "reproduced"}])");
+  const json c = status_counts(rows);
+  CHECK(c["a"]["reproduced"] == 2);
+  CHECK(c["a"]["artefact"] == 1);
+  CHECK(c["a"]["not reproduced"] == 0);
+  CHECK(c["b"]["untestable here"] == 1);
+  CHECK(c["b"]["reproduced"] == 0);
+  CHECK_THROWS_WITH(status_counts(json::parse(R"([{"recipe": "a", "status": "maybe"}])")),
+                    Catch::Matchers::Contains("unknown status 'maybe'"));
 }
 
 TEST_CASE("regime: the screen is untestable where it predicts the same in every cell", "[regime]") {
