@@ -2,6 +2,7 @@
 // docs/autograd.md must stand, line for line, in a file of autograd/.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -70,4 +71,6 @@ TEST_CASE("docs: the README opens with its title, holds each bold bullet once, a
     ++links;
   }
   CHECK(links > 10);
+  // a newcomer reads it whole: the long narratives live in docs/
+  CHECK(std::count(md.begin(), md.end(), '\n') <= 300);
 }
