@@ -7,39 +7,75 @@
 #               SCREEN.csv: "saturation,percent" then one row per cell; a grid with no
 #               DyT cell (SCREEN.csv holds its header only) gets no SCREEN.png, since
 #               gnuplot would leave an empty file that no report links
-# Usage: scripts/plot_regime.sh LOSS.png LOSS.csv SCREEN.png SCREEN.csv
+#   VIT.png     (optional) the ViT arms' best validation accuracy (%, mean over seeds)
+#               against the number of training images; VIT.csv: "images,<arm>,..."; none
+#               when VIT.csv has no row
+# Every curve has its own colour, dash pattern and marker (the full grid has 20 and more).
+# Usage: scripts/plot_regime.sh LOSS.png LOSS.csv SCREEN.png SCREEN.csv [VIT.png VIT.csv]
 set -euo pipefail
 # shellcheck source=scripts/plot_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/plot_common.sh"
-[ $# -eq 4 ] || { echo "usage: $0 LOSS.png LOSS.csv SCREEN.png SCREEN.csv" >&2; exit 2; }
-loss_png=$1 loss=$2 screen_png=$3 screen=$4
+[ $# -eq 4 ] || [ $# -eq 6 ] || { echo "usage: $0 LOSS.png LOSS.csv SCREEN.png SCREEN.csv [VIT.png VIT.csv]" >&2; exit 2; }
+loss_png=$1 loss=$2 screen_png=$3 screen=$4 vit_png=${5:-} vit=${6:-}
 plot_need_file plot_regime "$loss"
 plot_need_file plot_regime "$screen"
+[ -z "$vit" ] || plot_need_file plot_regime "$vit"
 plot_need_gnuplot plot_regime
 cols=$(plot_columns "$loss")
+# linetypes 1..40: gnuplot's 8 colours, 5 dash patterns and 13 markers, cycling at different
+# periods, so no two of the first 40 curves look alike (a dash pattern in parentheses would
+# be read as a custom pattern, hence the variables)
+distinct_linetypes() {
+  echo 'do for [k=1:40] { d = (k-1)%5+1; p = (k-1)%13+1; set linetype k dashtype d pointtype p }'
+}
 gnuplot <<GP
-$(plot_preamble 900 560 10 "$loss_png")
+$(plot_preamble 1000 600 10 "$loss_png")
+set title "$(basename "$loss_png" .png)"  # a figure seen alone still names its page
 set grid
 set logscale x
 set key autotitle columnhead outside right font ",9"
 set xlabel "training subset (bytes)"
 set ylabel "validation loss at the end (nats/byte, mean over seeds)"
-plot for [i=2:$cols] "$loss" using 1:i with linespoints lw 2 pt 7 ps 0.7
+$(distinct_linetypes)
+plot for [i=2:$cols] "$loss" using 1:i with linespoints lw 2 lt (i-1) ps 0.8
 GP
+wrote="$loss_png"
+if [ -n "$vit" ]; then
+  if [ "$(wc -l < "$vit")" -le 1 ]; then
+    rm -f "$vit_png"
+  else
+    vcols=$(plot_columns "$vit")
+    gnuplot <<GP
+$(plot_preamble 900 560 10 "$vit_png")
+set title "$(basename "$vit_png" .png)"
+set grid
+set logscale x
+set key autotitle columnhead outside right font ",9"
+set xlabel "training images"
+set ylabel "best validation accuracy (%, mean over seeds)"
+$(distinct_linetypes)
+plot for [i=2:$vcols] "$vit" using 1:i with linespoints lw 2 lt (i-1) ps 0.8
+GP
+    wrote="$wrote $vit_png"
+  fi
+fi
 if [ "$(wc -l < "$screen")" -le 1 ]; then
   rm -f "$screen_png"  # an earlier run's plot would describe other cells
-  echo "wrote $loss_png (no DyT cell, so no $screen_png)"
+  echo "wrote $wrote (no DyT cell, so no $screen_png)"
   exit 0
 fi
 gnuplot <<GP
 $(plot_preamble 900 560 10 "$screen_png")
+set title "$(basename "$screen_png" .png)"
 set grid
 unset logscale x
 set key outside right top  # inside, its marker would read as one more cell
 set xlabel "saturation |alpha x| > 2 at step 500"
 set ylabel "DyT against LN at the end (%)"
+set xrange [0:1]  # a fraction: the rule's threshold stays inside the axes whatever the cells
 set arrow from 0.43, graph 0 to 0.43, graph 1 nohead dt 2
+set label "threshold 0.43" at 0.44, graph 0.95
 set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3
 plot "$screen" using 1:2 with points pt 7 ps 1.2 title "DyT cells"
 GP
-echo "wrote $loss_png $screen_png"
+echo "wrote $wrote $screen_png"

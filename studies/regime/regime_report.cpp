@@ -247,6 +247,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   view["plotted"] = plotted;
   view["loss_png"] = plot_stem + "_loss.png";
   view["screen_png"] = plot_stem + "_screen.png";
+  view["vit_png"] = plot_stem + "_vit.png";
   view["results_file"] = plot_stem + ".json";
   view["plot_script"] = results["plot_script"];
   view["arms"] = results["arms"];
@@ -743,6 +744,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   view["absent_arms"] = absent_arms;
   view["vit_rows"] = vit_rows;
   view["vit"] = !vit_rows.empty();
+  view["vit_plot"] = plotted && !vit_rows.empty();
   view["summary"] = summary;
   view["reproduced"] = reproduced;
   view["not_reproduced"] = not_reproduced;
@@ -760,31 +762,68 @@ std::string render_regime_report(const json& results, bool plotted, const std::s
 json regime_claims(const json& results) { return regime_view(results, false, "regime")["claims"]; }
 
 
-// The plots' data: the end validation loss (mean over seeds) per size and arm at the
-// base width, and each DyT cell's screen saturation against its outcome.
+// The plots' data: the end validation loss (mean over seeds) per size of every GPT arm of
+// the page, each width and the Llama arms included (a page's plot draws its own cells:
+// the width pages' curves are their widths'), each DyT cell's screen saturation against
+// its outcome, and the ViT arms' best validation accuracy per training-set size.
+std::string plot_label(const Group& g, int64_t base_width) {
+  return g.width == base_width ? g.arm : g.arm + " w" + std::to_string(g.width);
+}
+
 void write_plot_csvs(const std::string& out, const json& results) {
   const std::vector<Group> groups = groups_of(results);
   const int64_t base = results["recipe"]["dim"], total = results["train_bytes_all"];
-  std::vector<std::string> arms;
+  std::vector<const Group*> curves;  // first appearance order: the grid's arm order
   std::set<int64_t> sizes;
   for (const Group& g : groups)
-    if (g.model == "gpt" && !g.llama && g.width == base) {
-      if (!std::count(arms.begin(), arms.end(), g.arm)) arms.push_back(g.arm);
+    if (g.model == "gpt") {
+      if (std::none_of(curves.begin(), curves.end(),
+                       [&](const Group* c) { return plot_label(*c, base) == plot_label(g, base); }))
+        curves.push_back(&g);
       sizes.insert(g.size < 0 ? total : g.size);
     }
   std::string text = "bytes";
-  for (const std::string& a : arms) text += "," + a;
+  for (const Group* c : curves) text += "," + plot_label(*c, base);
   text += "\n";
   for (int64_t s : sizes) {
     text += std::to_string(s);
-    for (const std::string& a : arms) {
-      const Group* g = find_group(groups, "gpt", a, s == total ? -1 : s, base);
-      if (!g) g = find_group(groups, "gpt", a, s, base);
+    for (const Group* c : curves) {
+      const Group* g = find_group(groups, "gpt", c->arm, s == total ? -1 : s, c->width);
+      if (!g) g = find_group(groups, "gpt", c->arm, s, c->width);
       text += "," + (g ? fmt(mean_of(g->each([](const Run& r) { return r.val_end; })), "%.6g") : std::string("NaN"));
     }
     text += "\n";
   }
   write_text_file(out + "/regime_loss.csv", text);
+  // the ViT arms: best validation accuracy per training-set size ("all": Fashion-MNIST's
+  // 60 000 training images less the 5 000 train_vit holds out)
+  constexpr int64_t kVitAllImages = 55000;
+  std::vector<std::string> vit_arms;
+  std::set<int64_t> images;
+  for (const Group& g : groups)
+    if (g.model == "vit") {
+      if (!std::count(vit_arms.begin(), vit_arms.end(), g.arm)) vit_arms.push_back(g.arm);
+      images.insert(g.size < 0 ? kVitAllImages : g.size);
+    }
+  std::string vit = "images";
+  for (const std::string& a : vit_arms) vit += "," + a;
+  vit += "\n";
+  for (int64_t n : images) {
+    vit += std::to_string(n);
+    for (const std::string& a : vit_arms) {
+      const Group* g = find_group(groups, "vit", a, n == kVitAllImages ? -1 : n, 0);
+      if (!g) g = find_group(groups, "vit", a, n, 0);
+      const double best = g ? mean_of(g->each([](const Run& r) {
+        double b = NAN;
+        for (const CurvePoint& p : r.acc) b = std::isfinite(b) ? std::max(b, p.value) : p.value;
+        return b;
+      }))
+                            : NAN;
+      vit += "," + fmt(100.0 * best, "%.6g");
+    }
+    vit += "\n";
+  }
+  write_text_file(out + "/regime_vit.csv", vit);
   std::string sat = "saturation,percent\n";
   const std::string reference = results["reference"];
   for (const Group& g : groups) {

@@ -547,7 +547,8 @@ int regime_study_main(const std::vector<std::string>& args) {
   if (plotted) {
     const std::string cmd = "bash '" + plot_script + "' '" + (doc_dir / (plot_stem + "_loss.png")).string() + "' '" +
                             out + "/regime_loss.csv' '" + (doc_dir / (plot_stem + "_screen.png")).string() + "' '" +
-                            out + "/regime_screen.csv' > /dev/null 2>&1";
+                            out + "/regime_screen.csv' '" + (doc_dir / (plot_stem + "_vit.png")).string() + "' '" +
+                            out + "/regime_vit.csv' > /dev/null 2>&1";
     plotted = std::system(cmd.c_str()) == 0;
   }
   write_text_file(doc, render_regime_report(results, plotted, plot_stem));

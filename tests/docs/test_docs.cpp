@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,4 +74,33 @@ TEST_CASE("docs: the README opens with its title, holds each bold bullet once, a
   CHECK(links > 10);
   // a newcomer reads it whole: the long narratives live in docs/
   CHECK(std::count(md.begin(), md.end(), '\n') <= 300);
+}
+
+TEST_CASE("docs: each regime page links figures of its own, and no two pages' figures are the same file", "[docs][plots]") {
+  // a figure drawn from another page's cells (the width pages once showed the base width's
+  // curves) would be byte for byte that page's
+  std::map<std::string, std::string> page_of_bytes;  // a figure's bytes -> the page linking it
+  size_t figures = 0;
+  for (const auto& entry : fs::directory_iterator("docs/results")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("regime", 0) != 0 || entry.path().extension() != ".md") continue;
+    const std::string stem = entry.path().stem().string(), md = read_bytes(entry.path().string());
+    size_t at = 0;
+    while ((at = md.find("](", at)) != std::string::npos) {
+      const size_t start = at + 2, end = md.find(')', start);
+      at = end;
+      const std::string target = md.substr(start, end - start);
+      if (target.size() < 4 || target.substr(target.size() - 4) != ".png") continue;
+      INFO(name << " links " << target);
+      CHECK(target.rfind(stem + "_", 0) == 0);  // named after its page
+      const std::string path = "docs/results/" + target;
+      REQUIRE(fs::exists(path));
+      const std::string bytes = read_bytes(path);
+      const auto [it, fresh] = page_of_bytes.emplace(bytes, name);
+      INFO("the same figure as " << it->second << "'s");
+      CHECK(fresh);
+      ++figures;
+    }
+  }
+  CHECK(figures > 10);
 }

@@ -217,6 +217,15 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
     CHECK(run["train_end"].is_number());  // the Llama collapse criterion's training loss
   }
   CHECK(fs::exists(runs + "/regime_loss.csv"));
+  // the page's plot draws its own cells: a curve for every arm of its table, at every width
+  const std::string loss_csv = read_bytes(runs + "/regime_loss.csv");
+  const std::string header = "," + loss_csv.substr(0, loss_csv.find('\n')) + ",";
+  for (const auto& run : results["runs"]) {
+    const std::string label = run["arm"].get<std::string>() + (run["width"] == 16 ? "" : " w" + run["width"].dump());
+    INFO("header " << header << " lacks " << label);
+    CHECK(header.find("," + label + ",") != std::string::npos);
+  }
+  CHECK(header.find(",ln w8,") != std::string::npos);
 
   // the same command again trains nothing; --reuse renders from results.json alone
   CHECK_THAT(study.run(tmp), Contains("0 trained by this invocation, 16 kept"));
