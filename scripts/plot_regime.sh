@@ -21,41 +21,31 @@ plot_need_file plot_regime "$loss"
 plot_need_file plot_regime "$screen"
 [ -z "$vit" ] || plot_need_file plot_regime "$vit"
 plot_need_gnuplot plot_regime
-cols=$(plot_columns "$loss")
-# linetypes 1..40: gnuplot's 8 colours, 5 dash patterns and 13 markers, cycling at different
-# periods, so no two of the first 40 curves look alike (a dash pattern in parentheses would
-# be read as a custom pattern, hence the variables)
-distinct_linetypes() {
-  echo 'do for [k=1:40] { d = (k-1)%5+1; p = (k-1)%13+1; set linetype k dashtype d pointtype p }'
-}
-gnuplot <<GP
-$(plot_preamble 1000 600 10 "$loss_png")
-set title "$(basename "$loss_png" .png)"  # a figure seen alone still names its page
+# size_curves PNG CSV XLABEL YLABEL: one curve per column of CSV against its first column
+# (a size, on a log axis). Linetypes 1..40 cycle gnuplot's 8 colours, 5 dash patterns and 13
+# markers at different periods, so no two of the first 40 curves look alike (a dash pattern
+# in parentheses would be read as a custom pattern, hence the variables). The title names
+# the figure's page, so a figure seen alone still says where it belongs.
+size_curves() {
+  gnuplot <<GP
+$(plot_preamble 1000 600 10 "$1")
+set title "$(basename "$1" .png)"
 set grid
 set logscale x
 set key autotitle columnhead outside right font ",9"
-set xlabel "training subset (bytes)"
-set ylabel "validation loss at the end (nats/byte, mean over seeds)"
-$(distinct_linetypes)
-plot for [i=2:$cols] "$loss" using 1:i with linespoints lw 2 lt (i-1) ps 0.8
+set xlabel "$3"
+set ylabel "$4"
+do for [k=1:40] { d = (k-1)%5+1; p = (k-1)%13+1; set linetype k dashtype d pointtype p }
+plot for [i=2:$(plot_columns "$2")] "$2" using 1:i with linespoints lw 2 lt (i-1) ps 0.8
 GP
+}
+size_curves "$loss_png" "$loss" "training subset (bytes)" "validation loss at the end (nats/byte, mean over seeds)"
 wrote="$loss_png"
 if [ -n "$vit" ]; then
   if [ "$(wc -l < "$vit")" -le 1 ]; then
     rm -f "$vit_png"
   else
-    vcols=$(plot_columns "$vit")
-    gnuplot <<GP
-$(plot_preamble 900 560 10 "$vit_png")
-set title "$(basename "$vit_png" .png)"
-set grid
-set logscale x
-set key autotitle columnhead outside right font ",9"
-set xlabel "training images"
-set ylabel "best validation accuracy (%, mean over seeds)"
-$(distinct_linetypes)
-plot for [i=2:$vcols] "$vit" using 1:i with linespoints lw 2 lt (i-1) ps 0.8
-GP
+    size_curves "$vit_png" "$vit" "training images" "best validation accuracy (%, mean over seeds)"
     wrote="$wrote $vit_png"
   fi
 fi
