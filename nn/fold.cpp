@@ -189,7 +189,7 @@ struct Use {
 
 struct Rule {
   bool done = false;
-  Verdict verdict;            // when done
+  ZeroMeanVerdict verdict;            // when done
   std::vector<Key> children;  // otherwise: every one must be zero-mean along its axis
   bool hoist = false;         // an add: insertions needed by all its terms move after it
 };
@@ -216,15 +216,15 @@ void normalise(std::vector<Centring>& needs) {
 class Analysis {
  public:
   Analysis(const Var& root, const Module* names);
-  Verdict zero_mean(VarImpl* t, int axis);
-  std::optional<Verdict> unsafe(const Centring& change);
+  ZeroMeanVerdict zero_mean(VarImpl* t, int axis);
+  std::optional<ZeroMeanVerdict> unsafe(const Centring& change);
   std::string describe(const VarImpl* t) const;
   std::string name_of(const VarImpl* t) const;
   std::vector<VarImpl*> order;  // every Var of the graph, inputs before their consumers
 
  private:
   Rule rule(VarImpl* t, int a);
-  Verdict combine(const Key& key, const Rule& r) const;
+  ZeroMeanVerdict combine(const Key& key, const Rule& r) const;
   Step carry(const Use& use, VarImpl* t, int k);
   bool is_centring(const VarImpl* out, int a) const;
   bool only_centring_uses(const VarImpl* mean_out, const VarImpl* x, int k) const;
@@ -235,8 +235,8 @@ class Analysis {
   std::unordered_map<const VarImpl*, std::vector<Use>> uses_;
   std::unordered_map<const VarImpl*, std::shared_ptr<VarImpl>> owner_;
   std::unordered_map<const VarImpl*, std::string> names_;
-  std::map<Key, Verdict> memo_;
-  std::map<std::pair<const VarImpl*, int>, std::optional<Verdict>> safety_;
+  std::map<Key, ZeroMeanVerdict> memo_;
+  std::map<std::pair<const VarImpl*, int>, std::optional<ZeroMeanVerdict>> safety_;
   std::unordered_map<const VarImpl*, MatmulLayout> layouts_;
   MatmulLayout layout(const VarImpl* out) {
     auto it = layouts_.find(out);
@@ -467,12 +467,12 @@ Rule Analysis::rule(VarImpl* t, int a) {
   return broken(t, "'" + op + "' is not known to keep zero-mean");
 }
 
-Verdict Analysis::combine(const Key& key, const Rule& r) const {
-  Verdict v;
+ZeroMeanVerdict Analysis::combine(const Key& key, const Rule& r) const {
+  ZeroMeanVerdict v;
   v.status = ZeroMean::Yes;
   bool only_insertions = true;
   for (const Key& c : r.children) {
-    const Verdict& cv = memo_.at(c);
+    const ZeroMeanVerdict& cv = memo_.at(c);
     if (cv.status == ZeroMean::No) return cv;  // the first broken term names the breaker
     if (cv.status == ZeroMean::Yes) only_insertions = false;
     for (const Centring& n : cv.needs) {
@@ -488,7 +488,7 @@ Verdict Analysis::combine(const Key& key, const Rule& r) const {
   return v;
 }
 
-Verdict Analysis::zero_mean(VarImpl* t, int axis) {
+ZeroMeanVerdict Analysis::zero_mean(VarImpl* t, int axis) {
   std::vector<std::pair<Key, bool>> stack{{{t, axis}, false}};
   std::map<Key, Rule> pending;
   while (!stack.empty()) {
@@ -581,11 +581,11 @@ Step Analysis::carry(const Use& use, VarImpl* t, int k) {
   return block("it does not ignore this shift");
 }
 
-std::optional<Verdict> Analysis::unsafe(const Centring& change) {
+std::optional<ZeroMeanVerdict> Analysis::unsafe(const Centring& change) {
   const Key start{change.target.get(), change.axis};
   auto memo = safety_.find(start);
   if (memo != safety_.end()) return memo->second;
-  std::optional<Verdict> result;
+  std::optional<ZeroMeanVerdict> result;
   std::vector<Key> work{start};
   std::set<Key> seen{start};
   const std::string what = change.kind == Centring::Kind::After ? "inserting x - mean(x) after " + change.name
@@ -594,13 +594,13 @@ std::optional<Verdict> Analysis::unsafe(const Centring& change) {
     auto [t, k] = work.back();
     work.pop_back();
     if (t == root_.get()) {
-      result = Verdict{ZeroMean::No, {}, "output", "the graph's output", "it would be shifted", what};
+      result = ZeroMeanVerdict{ZeroMean::No, {}, "output", "the graph's output", "it would be shifted", what};
       break;
     }
     for (const Use& u : uses_[t]) {
       const Step s = carry(u, const_cast<VarImpl*>(t), k);
       if (s.kind == Step::Block) {
-        result = Verdict{ZeroMean::No, {}, u.out->node->op, describe(u.out), s.why, what};
+        result = ZeroMeanVerdict{ZeroMean::No, {}, u.out->node->op, describe(u.out), s.why, what};
         break;
       }
       if (s.kind == Step::Carry && seen.insert({u.out, s.axis}).second) work.push_back({u.out, s.axis});
@@ -640,7 +640,7 @@ std::vector<std::string> need_lines(const std::vector<Centring>& needs, bool sho
 
 }  // namespace
 
-std::string Verdict::to_string() const {
+std::string ZeroMeanVerdict::to_string() const {
   if (status == ZeroMean::Yes) return "foldable as is (input zero-mean)";
   if (status == ZeroMean::No && !change.empty())
     return "not foldable: " + change + " would change " + breaker + " (" + why + ")";

@@ -76,7 +76,7 @@ struct Centring {
   bool linear_weight = false;       // a parameter read as a matmul's right operand
 };
 
-struct Verdict {
+struct ZeroMeanVerdict {
   ZeroMean status = ZeroMean::No;
   std::vector<Centring> needs;   // IfCentred: the changes, sorted (insertions first), unique
   std::string breaker_op;        // No: the op of the node that breaks it ("gelu", "input", ...)
@@ -89,7 +89,7 @@ struct Verdict {
 
 struct NormSite {
   std::string name;  // the norm's module, from its weight's name ("blocks.0.ln1"), else "<op> #k"
-  Verdict verdict;   // about the norm's input, along its last axis
+  ZeroMeanVerdict verdict;  // about the norm's input, along its last axis
 };
 
 struct FoldReport {

@@ -65,28 +65,28 @@ Range range_of(std::vector<double> v) {
   return r;
 }
 
-Verdict compare_ranges(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.empty() || b.empty()) return Verdict::Unclear;
+RangeVerdict compare_ranges(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || b.empty()) return RangeVerdict::Unclear;
   const double a_max = *std::max_element(a.begin(), a.end()), a_min = *std::min_element(a.begin(), a.end());
   const double b_max = *std::max_element(b.begin(), b.end()), b_min = *std::min_element(b.begin(), b.end());
-  if (a_max < b_min) return Verdict::Held;
-  if (a_min >= b_max) return Verdict::NotHeld;
-  return Verdict::Unclear;
+  if (a_max < b_min) return RangeVerdict::Held;
+  if (a_min >= b_max) return RangeVerdict::NotHeld;
+  return RangeVerdict::Unclear;
 }
 
-std::string verdict_text(Verdict v) {
+std::string verdict_text(RangeVerdict v) {
   switch (v) {
-    case Verdict::Held: return "**held**";
-    case Verdict::NotHeld: return "**did not hold**";
+    case RangeVerdict::Held: return "**held**";
+    case RangeVerdict::NotHeld: return "**did not hold**";
     default: return "**unclear** (the seeds' ranges overlap)";
   }
 }
 
-Verdict all_layers(const std::vector<Verdict>& per_layer) {
-  if (per_layer.empty()) return Verdict::Unclear;
-  if (std::count(per_layer.begin(), per_layer.end(), Verdict::NotHeld) > 0) return Verdict::NotHeld;
-  if (std::count(per_layer.begin(), per_layer.end(), Verdict::Held) == (long)per_layer.size()) return Verdict::Held;
-  return Verdict::Unclear;
+RangeVerdict all_layers(const std::vector<RangeVerdict>& per_layer) {
+  if (per_layer.empty()) return RangeVerdict::Unclear;
+  if (std::count(per_layer.begin(), per_layer.end(), RangeVerdict::NotHeld) > 0) return RangeVerdict::NotHeld;
+  if (std::count(per_layer.begin(), per_layer.end(), RangeVerdict::Held) == (long)per_layer.size()) return RangeVerdict::Held;
+  return RangeVerdict::Unclear;
 }
 
 bool lambda_condition(double lambda, double kappa, int64_t depth) {

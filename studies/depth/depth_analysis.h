@@ -55,13 +55,13 @@ Range range_of(std::vector<double> v);
 // A claim that "a stays below b" over seeds: held when every value of a lies below
 // every value of b, did not hold when every value of a is at least every value of b,
 // and unclear when the seeds' ranges overlap.
-enum class Verdict { Held, NotHeld, Unclear };
-Verdict compare_ranges(const std::vector<double>& a, const std::vector<double>& b);
-std::string verdict_text(Verdict v);  // "**held**", "**did not hold**", "**unclear** (the seeds' ranges overlap)"
+enum class RangeVerdict { Held, NotHeld, Unclear };
+RangeVerdict compare_ranges(const std::vector<double>& a, const std::vector<double>& b);
+std::string verdict_text(RangeVerdict v);  // "**held**", "**did not hold**", "**unclear** (the seeds' ranges overlap)"
 
 // A claim made at every layer: held when it held at each, did not hold when it failed
 // at any, unclear otherwise.
-Verdict all_layers(const std::vector<Verdict>& per_layer);
+RangeVerdict all_layers(const std::vector<RangeVerdict>& per_layer);
 
 // LayerNorm Scaling's bound: lambda / kappa < 1 / sqrt(L).
 bool lambda_condition(double lambda, double kappa, int64_t depth);

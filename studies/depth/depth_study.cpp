@@ -173,7 +173,7 @@ void flat_verdicts(const std::vector<Cell>& cells, const std::vector<int64_t>& d
       for (int64_t from : {0, 1}) {
         if (from >= d) continue;  // no growth past block 1 in a one-block model
         auto g = [from](const DepthRun& r) { return growth(r.var_end, from); };
-        const Verdict v = compare_ranges(over_seeds(c, g), over_seeds(*pre, g));
+        const RangeVerdict v = compare_ranges(over_seeds(c, g), over_seeds(*pre, g));
         line += std::string(from ? "; " : " ") + "growth from " + (from ? "block 1" : "the embedding") + " " +
                 verdict_text(v) + " (" + range_text(over_seeds(c, g), "%.3g") + "x against " +
                 range_text(over_seeds(*pre, g), "%.3g") + "x)";
@@ -191,19 +191,19 @@ void lns_verdicts(const std::vector<Cell>& cells, json& summary, json& verdicts)
     for (const Cell& c : cells)
       if (c.depth == b.depth && c.role == Role::LNS) lns = &c;
     if (!lns) continue;
-    std::vector<Verdict> per_layer;
+    std::vector<RangeVerdict> per_layer;
     double worst = 0;
     for (int64_t l = 1; l <= b.depth; ++l) {
       auto at = [l](const DepthRun& r) { return (size_t)l < r.var_end.size() ? r.var_end[(size_t)l] : NAN; };
       per_layer.push_back(compare_ranges(over_seeds(b, at), over_seeds(*lns, at)));
       worst = std::max(worst, spread_of(over_seeds(b, at)).max / spread_of(over_seeds(*lns, at)).min);
     }
-    const auto count = [&](Verdict v) { return std::count(per_layer.begin(), per_layer.end(), v); };
+    const auto count = [&](RangeVerdict v) { return std::count(per_layer.begin(), per_layer.end(), v); };
     const std::string line = std::to_string(b.depth) + " layers, " + b.variant + " against " + lns->variant + ": " +
-                             verdict_text(all_layers(per_layer)) + ": below at " + std::to_string(count(Verdict::Held)) +
+                             verdict_text(all_layers(per_layer)) + ": below at " + std::to_string(count(RangeVerdict::Held)) +
                              " of " + std::to_string(b.depth) + " layers, above at " +
-                             std::to_string(count(Verdict::NotHeld)) + ", overlapping at " +
-                             std::to_string(count(Verdict::Unclear)) + "; largest bhyt/lns ratio " + fmt(worst, "%.3g");
+                             std::to_string(count(RangeVerdict::NotHeld)) + ", overlapping at " +
+                             std::to_string(count(RangeVerdict::Unclear)) + "; largest bhyt/lns ratio " + fmt(worst, "%.3g");
     verdicts.push_back(line);
     summary.push_back("Below LayerNorm Scaling: " + line);
   }
@@ -227,7 +227,7 @@ void ratio_rows(const std::vector<Cell>& cells, json& rows, json& summary, json&
     const Range rg = range_of(all);
     const std::string line = std::to_string(c.depth) + " layers, " + c.variant + ": Pearson r = " + fmt(r, "%.4f") +
                              " over " + std::to_string(all.size()) + " (layer, step, seed) pairs, " +
-                             verdict_text(r > 0.99 ? Verdict::Held : Verdict::NotHeld) +
+                             verdict_text(r > 0.99 ? RangeVerdict::Held : RangeVerdict::NotHeld) +
                              " against the paper's r > 0.99; approx/exact median " + fmt(rg.median, "%.2f") +
                              ", from " + fmt(rg.min, "%.2f") + " to " + fmt(rg.max, "%.2f");
     verdicts.push_back(line);

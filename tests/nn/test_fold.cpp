@@ -77,7 +77,7 @@ std::set<std::string> plan_names(const FoldReport& r) {
   return names;
 }
 
-const Verdict& verdict_of(const FoldReport& r, const std::string& site) {
+const ZeroMeanVerdict& verdict_of(const FoldReport& r, const std::string& site) {
   for (const auto& s : r.norms)
     if (s.name == site) return s.verdict;
   FAIL("no norm site " << site << " in\n" << r.to_string());
@@ -152,7 +152,7 @@ TEST_CASE("fold: a GELU between the linear and LayerNorm breaks it, and is named
   const FoldReport r = detect_foldable(y, &net);
   INFO(r.to_string());
   REQUIRE(r.norms.size() == 1);
-  const Verdict& v = r.norms[0].verdict;
+  const ZeroMeanVerdict& v = r.norms[0].verdict;
   CHECK(v.status == ZeroMean::No);
   CHECK(v.breaker_op == "gelu");
   CHECK_THAT(v.breaker, Contains("after lin"));  // the module it follows
@@ -207,7 +207,7 @@ TEST_CASE("fold: a centring whose shift reaches a matmul input is refused, namin
   Var y = forward(false);
   const FoldReport r = detect_foldable(y, &net);
   INFO(r.to_string());
-  const Verdict& v = verdict_of(r, "ln_b");
+  const ZeroMeanVerdict& v = verdict_of(r, "ln_b");
   CHECK(v.status == ZeroMean::No);
   CHECK(v.breaker_op == "matmul");
   CHECK_THAT(v.breaker, Contains("fc"));

@@ -35,15 +35,15 @@ TEST_CASE("depth analysis: ranges and the seed-range verdict", "[depth]") {
   CHECK(r.max == 10.0);
   CHECK(r.n == 4);
   CHECK(std::isnan(range_of({}).median));
-  CHECK(compare_ranges({1.0, 2.0}, {3.0, 4.0}) == Verdict::Held);
-  CHECK(compare_ranges({3.0, 5.0}, {1.0, 3.0}) == Verdict::NotHeld);  // a's smallest equals b's largest
-  CHECK(compare_ranges({1.0, 3.5}, {3.0, 4.0}) == Verdict::Unclear);
-  CHECK(compare_ranges({}, {1.0}) == Verdict::Unclear);
-  CHECK(all_layers({Verdict::Held, Verdict::Held}) == Verdict::Held);
-  CHECK(all_layers({Verdict::Held, Verdict::Unclear}) == Verdict::Unclear);
-  CHECK(all_layers({Verdict::Held, Verdict::NotHeld, Verdict::Unclear}) == Verdict::NotHeld);
-  CHECK_THAT(verdict_text(Verdict::Held), Contains("held"));
-  CHECK_THAT(verdict_text(Verdict::NotHeld), Contains("did not hold"));
+  CHECK(compare_ranges({1.0, 2.0}, {3.0, 4.0}) == RangeVerdict::Held);
+  CHECK(compare_ranges({3.0, 5.0}, {1.0, 3.0}) == RangeVerdict::NotHeld);  // a's smallest equals b's largest
+  CHECK(compare_ranges({1.0, 3.5}, {3.0, 4.0}) == RangeVerdict::Unclear);
+  CHECK(compare_ranges({}, {1.0}) == RangeVerdict::Unclear);
+  CHECK(all_layers({RangeVerdict::Held, RangeVerdict::Held}) == RangeVerdict::Held);
+  CHECK(all_layers({RangeVerdict::Held, RangeVerdict::Unclear}) == RangeVerdict::Unclear);
+  CHECK(all_layers({RangeVerdict::Held, RangeVerdict::NotHeld, RangeVerdict::Unclear}) == RangeVerdict::NotHeld);
+  CHECK_THAT(verdict_text(RangeVerdict::Held), Contains("held"));
+  CHECK_THAT(verdict_text(RangeVerdict::NotHeld), Contains("did not hold"));
 }
 
 TEST_CASE("depth analysis: LayerNorm Scaling's bound lambda/kappa < 1/sqrt(L)", "[depth]") {
