@@ -7,6 +7,7 @@
 #   make valgrind   one short training run under valgrind memcheck
 #   make bench      benchmarks (medians and ratios, never pass/fail)
 #   make bench-callgrind  the instructions of one tiny training step by phase and op
+#   make bench-gemm-libs  the tiny step's 21 product shapes with OpenBLAS, BLIS, libxsmm, oneDNN
 #                   (valgrind callgrind: the same counts under any load; NORM=rms)
 #   make demo       the main job: train the demo GPT with the five norms, and on the papers'
 #                   recipes, and compare them (RUNS=, NORMS=ln,mynorm for others,
@@ -205,7 +206,7 @@ $(TEST_OBJS): CXXFLAGS += $(TEST_OPT)
 $(filter $(BUILD)/train/% $(BUILD)/studies/% $(BASE_BUILD)/train/% $(BASE_BUILD)/studies/%,$(LIB_OBJS)): CXXFLAGS += $(COLD_OPT)
 TEST_BIN := $(BUILD)/run_tests
 
-.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench benches demo demo-vit clean
+.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench-gemm-libs bench benches demo demo-vit clean
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
@@ -288,6 +289,11 @@ valgrind: deps
 # NORM=rms for another norm than ln (scripts/bench_callgrind.sh)
 bench-callgrind: deps
 	@bash scripts/bench_callgrind.sh $(or $(NORM),ln)
+
+# each library in a binary of its own (OpenBLAS and BLIS export the same BLAS symbols)
+bench-gemm-libs: deps $(LIB)
+	@bash scripts/install-deps.sh gemm-libs
+	@bash scripts/bench_gemm_libs.sh $(BUILD) "$(or $(THREADS_LIST),1 2)" $(or $(REPS),30)
 
 # every benchmark built, none run (CI's compile check of the CUDA build uses it)
 benches: $(BENCHES)

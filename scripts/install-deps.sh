@@ -8,7 +8,9 @@ set -euo pipefail
 # [needs-mpi] tests; the plain build never needs it.
 packages=(g++ make libopenblas-dev libopenblas-openmp-dev liblapacke-dev catch2 zlib1g-dev libcli11-dev nlohmann-json3-dev fortunes dataset-fashion-mnist gnuplot-nox
           util-linux)
+# `install-deps.sh gemm-libs` adds the libraries `make bench-gemm-libs` compares with OpenBLAS.
 [ "${1:-}" = mpi ] && packages+=(openmpi-bin libopenmpi-dev)
+[ "${1:-}" = gemm-libs ] && packages+=(libblis-dev libxsmm-dev libdnnl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
