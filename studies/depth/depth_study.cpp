@@ -418,6 +418,9 @@ int depth_study_main(const std::vector<std::string>& args) {
   std::vector<RunSpec> variants;
   p.check([&] { variants = parse_run_specs(variant_texts); });
   if (!p.parse(args)) return 0;
+  // the study's own flags (its axes, --jobs, ...) and the grid runner's --threads stay out
+  // of each run's command line
+  const std::vector<std::string> own = gpt_study_own_keys(p, {"threads"});
   const std::string out = base.out_dir;
   if (speed_only) {
     NL_CHECK(speed_reps > 0, "--speed needs --speed-steps > 0");
@@ -444,7 +447,7 @@ int depth_study_main(const std::vector<std::string>& args) {
           GridCell cell;
           cell.label = "L" + std::to_string(d) + " " + v.label + " s" + std::to_string(seed);
           cell.program = "train_gpt";
-          cell.args = flags_from_values(recipe, {"threads", "depths", "seeds", "variants", "jobs", "speed_steps"});
+          cell.args = flags_from_values(recipe, own);
           cell.args.insert(cell.args.end(), v.args.begin(), v.args.end());
           for (const std::string& a : {std::string("--layers"), std::to_string(d), std::string("--seed"), std::to_string(seed)})
             cell.args.push_back(a);

@@ -292,9 +292,9 @@ int regime_study_main(const std::vector<std::string>& args) {
   double gpt_step_ms = 75, vit_step_ms = 42;
   std::string doc = "docs/results/regime.md", plot_script = "scripts/plot_regime.sh", cells_from;
   p.choice("--grid", grid, {"small", "full"},
-           "small: ln, dyt-a2, diff on 30 KB and all, 3 seeds, the ViT arm on 1000 images (the default, 24 cells: "
-           "docs/results/regime.md gives its wall time on 2 cores); full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, "
-           "the ViT arm on 1000, 5000, all. The flags below replace a part of it",
+           "small: ln, dyt-a2, diff on 30 KB and all, 3 seeds, the ViT arm on 1000 images (the default, 24 cells); "
+           "full: every arm of issue 17 on 30K,100K,300K,1M,all, widths 64 and 256, the ViT arm on 1000, 5000, all. "
+           "The flags below replace a part of it",
            FlagRole::Control);
   p.list("--arms", arm_texts, "the GPT arms, LABEL=FLAGS (flags separated by spaces)");
   p.integer_list("--sizes", sizes, -1, INT64_MAX, "training subsets in bytes (-1: all)");
@@ -312,11 +312,10 @@ int regime_study_main(const std::vector<std::string>& args) {
   p.integer("--screen-step", screen_step, 1, 10000000, "the step of the screen's saturation (the paper's 500)");
   p.text("--reference", reference, "the label of the arm every other arm is compared with");
   add_study_run_flags(p, jobs, reuse);
+  // the defaults' measurements: docs/regime-study.md (the default grid's cells, two at a time)
   p.real("--gpt-step-ms", gpt_step_ms, 0.001, 1e7,
-         "--dry-run's ms per step of the width-128 GPT on one thread, two runs at a time (75: the ln and dyt-a2 cells of the default grid on 2026-12-02, 397-413 s for 5000 steps with evaluations and measurements, docs/results/regime.md)",
-         FlagRole::Control);
-  p.real("--vit-step-ms", vit_step_ms, 0.001, 1e7,
-         "--dry-run's ms per ViT step on one thread, two runs at a time (42: the default grid's ViT cells on 2026-12-02, 131-134 s for 3000 steps)",
+         "--dry-run's ms per step of the width-128 GPT on one thread, two runs at a time", FlagRole::Control);
+  p.real("--vit-step-ms", vit_step_ms, 0.001, 1e7, "--dry-run's ms per ViT step on one thread, two runs at a time",
          FlagRole::Control);
   p.text("--cells-from", cells_from,
          "earlier invocations' results, FILE,FILE,... (an OUT/results.json, or the copy beside its report: "
@@ -376,9 +375,9 @@ int regime_study_main(const std::vector<std::string>& args) {
 
   // the cells an earlier invocation finished with this recipe (--cells-from): kept
   const auto recipe = p.values();
-  const std::vector<std::string> own = {"threads", "grid", "arms", "sizes", "seeds", "widths", "width_arms",
-                                        "vit_arms", "vit_images", "vit_steps", "llama_arms", "llama_seeds", "screen_step",
-                                        "reference", "jobs", "dim", "cells_from", "kept_only"};
+  // the study's own flags, and what it sets on each cell (the width axis's --dim, the
+  // grid runner's --threads): never passed on as the recipe, never compared by --cells-from
+  const std::vector<std::string> own = gpt_study_own_keys(p, {"dim", "threads"});
   const int64_t measure_first = std::min(screen_step, base.steps);
   // each planned cell's summary from the first --cells-from file that finished it (null: none)
   std::vector<json> kept_runs(plan_cells.size());

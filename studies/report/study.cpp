@@ -13,6 +13,7 @@
 
 #include "studies/grid/grid.h"  // effective_jobs
 #include "studies/report/verdicts.h"
+#include "train/flags/gpt_flags.h"  // add_gpt_run_flags
 #include "tensor/error.h"
 #include "tensor/threads.h"
 #include "train/flags/program.h"
@@ -151,6 +152,25 @@ void put_study_header(nlohmann::json& results, const std::string& command, const
   results["cores"] = effective_jobs(0);
   results["loads"] = loads;
   results["recipe"] = nlohmann::json::parse(recipe.dump());
+}
+
+std::vector<std::string> study_own_keys(const FlagParser& study, const FlagParser& runs,
+                                        const std::vector<std::string>& set_per_run) {
+  // every value the study records (values(): what a run's command line is built from), not
+  // only the recipe's: --jobs and --cells-from are recorded too
+  const nlohmann::ordered_json passed = runs.values();
+  std::vector<std::string> own = set_per_run;
+  const nlohmann::ordered_json values = study.values();  // items() of a temporary would dangle
+  for (const auto& [k, v] : values.items())
+    if (!passed.contains(k) && std::find(own.begin(), own.end(), k) == own.end()) own.push_back(k);
+  return own;
+}
+
+std::vector<std::string> gpt_study_own_keys(const FlagParser& study, const std::vector<std::string>& set_per_run) {
+  GPTRunConfig unused;
+  FlagParser train_gpt("train_gpt", "");
+  add_gpt_run_flags(train_gpt, unused);
+  return study_own_keys(study, train_gpt, set_per_run);
 }
 
 }  // namespace nl

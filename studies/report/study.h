@@ -64,6 +64,16 @@ void add_study_recipe_flags(FlagParser& p, Config& base, void (*add)(FlagParser&
   add(p, base);
 }
 
+// The keys of a study's own flags (its grid's axes, --jobs, --cells-from, ...), as values()
+// names them: the keys of `study` that `runs` (a parser holding only the run flags the study
+// passes on to its programs) lacks, and `set_per_run` (keys the study sets on each run itself, such as a
+// width axis's "dim"). A study passes every other recipe value on, so a flag added to a
+// study is never handed to train_gpt by mistake.
+std::vector<std::string> study_own_keys(const FlagParser& study, const FlagParser& runs,
+                                        const std::vector<std::string>& set_per_run);
+// study_own_keys for a study whose runs are train_gpt's (regime_study, depth_study).
+std::vector<std::string> gpt_study_own_keys(const FlagParser& study, const std::vector<std::string>& set_per_run);
+
 // The flags of the study family, each declared here once for every study program
 // (compare_norms, compare_vit, depth_study, regime_study):
 // --jobs N (runs at a time) and --reuse (render from OUT/results.json alone).

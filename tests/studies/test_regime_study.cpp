@@ -16,6 +16,8 @@
 #include "studies/regime/reproduces.h"
 #include "studies/regime/regime_report.h"
 #include "studies/regime/regime_study.h"
+#include "studies/report/study.h"
+#include "train/flags/gpt_flags.h"
 #include "tests/needs.h"
 #include "tests/studies/study_programs.h"
 #include "tests/test_files.h"
@@ -758,4 +760,26 @@ TEST_CASE("regime report: the Setup paragraph names the grid's recipe, schedule 
   CHECK(verma["head_text"] == "tied embedding and head");
   CHECK(setup_view(json{{"bias", "off"}, {"tied_head", "off"}})["bias_text"] == "linears without biases, norms with a beta");
   CHECK(setup_view(json{{"bias", "off"}, {"tied_head", "off"}})["head_text"] == "a head of its own");
+}
+
+TEST_CASE("study_own_keys: a study's own flags are never passed on to its runs", "[regime][cli]") {
+  GPTRunConfig base, runs_only;
+  FlagParser study("a_study", "");
+  add_gpt_run_flags(study, base);
+  std::vector<int64_t> axis = {1};
+  std::string from;
+  study.integer_list("--my-axis", axis, 1, 10, "an axis of the study's grid");
+  study.text("--cells-from", from, "kept cells", FlagRole::Control);
+  int jobs = 0;
+  study.integer("--jobs", jobs, 0, 64, "runs at a time", FlagRole::Setting);
+  FlagParser runs("train_gpt", "");
+  add_gpt_run_flags(runs, runs_only);
+  const std::vector<std::string> own = study_own_keys(study, runs, {"dim"});
+  auto has = [&](const char* k) { return std::find(own.begin(), own.end(), k) != own.end(); };
+  CHECK(has("my_axis"));  // declared by the study alone: its own, whatever its name
+  CHECK(has("dim"));      // set on each run by the study
+  CHECK_FALSE(has("lr"));  // a run flag: the recipe every run shares
+  CHECK_FALSE(has("norm"));
+  CHECK(has("jobs"));                // a setting the study records is its own too
+  CHECK_FALSE(has("cells_from"));    // a control flag is recorded nowhere: nothing to hold back
 }
