@@ -113,6 +113,13 @@ void print_price(const TunedPlan& plan, const TuneOptions& t, int jobs, size_t s
     // and the tuning split's evaluation: about 2 s a cell for 64 KB, measured beside a run
     seconds += (double)planned_steps(plan.configs[i]) * t.step_ms / 1000.0 + 2.0 * (double)t.tune_bytes / 65536.0;
   }
+  for (const auto& [flag, axes] : {std::make_pair("--tune", t.axes), std::make_pair("--tune-dyt", t.dyt_axes)}) {
+    if (axes.empty()) continue;
+    std::string labels;
+    for (const TuneSetting& s : tune_settings(parse_tune_axes(axes, flag)))
+      labels += (labels.empty() ? "" : ", ") + s.label;
+    std::printf("%s settings: %s\n", flag, labels.c_str());
+  }
   for (const PlannedRun& r : plan.runs) {
     size_t own = 1;
     for (int c : r.cell_of) own += c != r.shared;
