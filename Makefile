@@ -12,6 +12,8 @@
 #   make demo       the main job: train the demo GPT with the five norms, and on the papers'
 #                   recipes, and compare them (RUNS=, NORMS=ln,mynorm for others,
 #                   DEMO_FLAGS for a shorter recipe)
+#   make demo-tuned each of the demo's norms and recipes at its best of the same grid of
+#                   settings, chosen on a tuning split (docs/results/demo_tuned.md; ~30 min)
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
 #          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
@@ -206,7 +208,7 @@ $(TEST_OBJS): CXXFLAGS += $(TEST_OPT)
 $(filter $(BUILD)/train/% $(BUILD)/studies/% $(BASE_BUILD)/train/% $(BASE_BUILD)/studies/%,$(LIB_OBJS)): CXXFLAGS += $(COLD_OPT)
 TEST_BIN := $(BUILD)/run_tests
 
-.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench-gemm-libs bench benches demo demo-vit clean
+.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench-gemm-libs bench benches demo demo-tuned demo-vit clean
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
@@ -308,6 +310,13 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
 	@RUNS="$(RUNS)" NORMS="$(NORMS)" DEMO_FLAGS="$(DEMO_FLAGS)" bash scripts/demo.sh $(BUILD)
+
+# TUNE, TUNE_DYT, RUNS, DEMO_FLAGS ("--dry-run": its cells and price), DEMO_OUT, DOC:
+# scripts/demo_tuned.sh
+demo-tuned: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
+	@TUNE="$(TUNE)" TUNE_DYT="$(TUNE_DYT)" RUNS="$(RUNS)" DEMO_FLAGS="$(DEMO_FLAGS)" DOC="$(DOC)" \
+	  bash scripts/demo_tuned.sh $(BUILD)
 
 demo-vit: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)

@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "nn/norms/registry.h"
 #include "studies/compare/comparison.h"
+#include "studies/compare/ln_baseline.h"
+#include "studies/compare/tuned_comparison.h"
 #include "studies/grid/run_spec.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
@@ -13,6 +16,7 @@
 #include "train/data/text_data.h"
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
+#include "train/io/run_dir.h"
 
 namespace nl {
 
@@ -71,6 +75,47 @@ std::vector<std::string> given_flags(const FlagParser& p, const std::vector<std:
   return flags_from_values(given, skip);
 }
 
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// For each row that is stuck, diverged or behind its ln: what the tuned comparison found for
+// the run of the same label and flags (its best setting, and whether that trains it).
+json tuned_notes(const std::vector<DemoRow>& rows, const json& tuned, const std::string& doc) {
+  json notes = json::array();
+  if (tuned.is_null()) return notes;
+  const std::vector<TunedRow> tuned_runs = tuned_rows(tuned);
+  const std::string n = std::to_string(tuned["tuning"]["settings"].get<int64_t>());
+  const std::string link = "[" + doc + "](" + doc + ")";
+  for (const DemoRow& r : rows) {
+    if (r.status == "ok" || starts_with(r.status, "FAILED")) continue;
+    const TunedRow* t = nullptr;
+    for (const TunedRow& candidate : tuned_runs)
+      if (candidate.label == r.label && candidate.flags == r.flags) t = &candidate;
+    std::string text;
+    if (!t) {
+      text = "not among the runs of the tuned comparison (" + link + ")";
+    } else if (t->best < 0) {
+      text = "none of its " + n + " tuned settings finished (" + link + ")";
+    } else {
+      const bool was_stuck = starts_with(r.status, "stuck") || starts_with(r.status, "DIVERGED");
+      const bool trains = !starts_with(t->best_status, "stuck") && !starts_with(t->best_status, "DIVERGED");
+      std::string ln_best;
+      for (const TunedRow& l : tuned_runs)
+        if (l.label == t->ln_label && l.best >= 0) ln_best = " at its best, " + fmt(l.best_val, "%.4f");
+      const std::string setting = "`" + t->best_setting + "` (`" + t->best_flags + "`)";
+      text = was_stuck ? (trains ? "tuning trains it: its best of " + n + " settings on the tuning split, " + setting
+                                 : "none of the " + n + " settings of the tuned grid trains it: the best on the "
+                                   "tuning split, " + setting + ",")
+                       : "its best of " + n + " tuned settings on the tuning split, " + setting + ",";
+      text += " reaches " + fmt(t->best_val, "%.4f") + " on validation (" + fmt(t->shared_val, "%.4f") +
+              " at the shared settings on the same data): " + t->best_status +
+              (t->ln_label.empty() || t->ln_label == t->label ? "" : " against " + t->ln_label + ln_best) + " (" +
+              link + ")";
+    }
+    notes.push_back({{"label", r.label}, {"status", r.status}, {"text", text}});
+  }
+  return notes;
+}
+
 }  // namespace
 
 const std::vector<std::string>& default_demo_runs() {
@@ -112,22 +157,14 @@ std::vector<DemoRow> demo_rows(const json& results) {
     row.diverged = row.exit_code != 0 || !r.is_object() || r.value("diverged", true);
     rows.push_back(row);
   }
-  // each row against the ln run of its block and recipe, else the first ln run on its
-  // block: a recipe changes more than the norm (the optimizer, biases, the head), and
-  // only LayerNorm under the same recipe isolates the norm
-  std::map<std::string, const DemoRow*> ln_of_recipe, ln_of_block;
-  for (const DemoRow& row : rows) {
-    if (row.norm != kReferenceNorm) continue;
-    ln_of_recipe.emplace(row.block + "/" + row.recipe, &row);
-    ln_of_block.emplace(row.block, &row);
-  }
+  // each row against the ln run of its block and recipe, else the first ln run on its block
+  std::vector<RunKind> kinds;
+  for (const DemoRow& row : rows) kinds.push_back({row.norm, row.block, row.recipe});
+  const std::vector<int> baselines = ln_baselines(kinds);
   const double unigram = results["unigram_loss"];
-  for (DemoRow& row : rows) {
-    const DemoRow* base = nullptr;
-    if (const auto same = ln_of_recipe.find(row.block + "/" + row.recipe); same != ln_of_recipe.end())
-      base = same->second;
-    else if (const auto block = ln_of_block.find(row.block); block != ln_of_block.end())
-      base = block->second;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    DemoRow& row = rows[i];
+    const DemoRow* base = baselines[i] < 0 ? nullptr : &rows[(size_t)baselines[i]];
     row.ln_label = base ? base->label : "";
     const double ln_val = !base || base->diverged ? NAN : base->val_loss;
     row.vs_ln = percent_above(row.val_loss, ln_val);
@@ -138,7 +175,7 @@ std::vector<DemoRow> demo_rows(const json& results) {
   return rows;
 }
 
-std::string render_demo_report(const json& results) {
+std::string render_demo_report(const json& results, const json& tuned, const std::string& tuned_doc) {
   json view = comparison_view(results);
   view["unigram"] = fmt(results["unigram_loss"].get<double>(), "%.4f");
   view["stuck"] = fmt(kStuckLoss, "%.1f");
@@ -157,6 +194,8 @@ std::string render_demo_report(const json& results) {
                             {"tok_s", fmt(r.tok_s, "%.0f")},
                             {"rms_ratio", fmt(r.rms_ratio, "%.2f")},
                             {"status", r.status}});
+  view["tuned_notes"] = tuned_notes(rows, tuned, tuned_doc);
+  view["has_tuned_notes"] = !view["tuned_notes"].empty();
   // a norm and the one it folds into (ln and cbwc) compute the same function: the
   // claim is that they train alike, on the same block and recipe
   view["folds"] = json::array();
@@ -190,19 +229,49 @@ int compare_norms_main(const std::vector<std::string>& args) {
          "the runs, each LABEL=FLAGS (train_gpt flags separated by spaces; LABEL names its folder and row), a norm "
          "(" + norm_choices(", ") + ": --norm NAME on the defaults, the plain recipe) or a recipe (--list-recipes: "
          "--recipe NAME)");
+  TuneOptions tune;
+  add_tune_flags(p, tune);
+  std::string tuned_file = "docs/results/demo_tuned.json";
+  p.text("--tuned-results", tuned_file,
+         "a tuned comparison's results (compare_norms --tune --doc FILE writes them beside FILE): when the file is "
+         "there, each row that is stuck or behind its ln says what tuning found for it (empty: none)",
+         FlagRole::Control);
   std::vector<RunSpec> runs;
   p.check([&] { runs = parse_run_specs(run_texts); });
   if (!p.parse(args)) return 0;
+  const std::vector<std::string> common = given_flags(p, {"threads", "jobs", "runs"});
+  if (!tune.doc.empty()) check_doc_folder(tune.doc);  // before hours of training go into it
+  if (!tune.axes.empty()) return run_tuned_comparison(p, f, base, common, runs, tune, args);
+  // read before any run: a file that is there but unreadable stops the study now
+  json tuned = nullptr;
+  if (!tuned_file.empty() && std::filesystem::exists(tuned_file))
+    tuned = read_results_file(tuned_file, "--tuned-results", tuned_results_schema());
+  if (!tuned.is_null()) {
+    // a tuned comparison of another recipe (other steps, model, data) says nothing of these runs
+    std::vector<std::string> keys;
+    for (const std::string& k : p.recipe_keys())
+      if (k != "runs") keys.push_back(k);
+    const std::string difference =
+        first_recipe_difference(nlohmann::ordered_json::parse(tuned["recipe"].dump()), p.values(), keys,
+                                nlohmann::ordered_json::object(), "there", "here");
+    if (!difference.empty()) {
+      std::fprintf(stderr, "--tuned-results %s: a tuned comparison of another recipe (%s); the report reads nothing "
+                   "from it\n", tuned_file.c_str(), difference.c_str());
+      tuned = nullptr;
+    }
+  }
+  const std::string tuned_doc = std::filesystem::path(tuned_file).stem().string() + ".md";
   const std::string out = base.out_dir;
   json extra = json::object();
   // missing data fails before any run; the unigram loss is the status's reference
   if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
-  const json results = compare_runs(p, f, "train_gpt", given_flags(p, {"threads", "jobs", "runs"}), runs, out,
-                                    base.threads, 2, false, kDemoFields, extra);
+  const json results = compare_runs(p, f, "train_gpt", common, runs, out, base.threads, 2, false, kDemoFields, extra);
   const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
   write_curves(out + "/val_loss.csv", results["runs"]);
-  write_text_file(out + "/report.md", render_demo_report(results));
+  const std::string report = render_demo_report(results, tuned, tuned_doc);
+  write_text_file(out + "/report.md", report);
+  write_doc_copy(tune.doc, report, results);
   print_table(rows);
   for (const DemoRow& r : rows)
     if (r.status.rfind("FAILED", 0) == 0) return 1;  // a run that did not train is not a result

@@ -9,7 +9,11 @@
 //   OUT/summary.csv    run, recipe, block, norm, train_loss, val_loss, val_vs_ln_percent,
 //                      tok_per_s, rms_last_over_first, status
 //   OUT/val_loss.csv   step, one column per run (scripts/plot_val_loss.sh plots it)
-//   OUT/report.md      studies/compare/demo.md.in filled in (docs/results/demo.md is a copy)
+//   OUT/report.md      studies/compare/demo.md.in filled in (docs/results/demo.md is a copy);
+//                      with --tuned-results FILE present (docs/results/demo_tuned.json), each
+//                      row that is stuck or behind its ln says what tuning found for it
+// and with --doc FILE the report also in FILE, results.json beside it as FILE's name with .json.
+// With --tune it runs the tuned comparison instead (studies/compare/tuned_comparison.h).
 // Each row's status is read against its LayerNorm run (the ln run of --runs with the same
 // block and recipe, else the first ln run on its block) and the unigram loss of the training text
 // (status_against_ln, studies/report/verdicts.h). A run whose loss stays at the unigram
@@ -41,7 +45,10 @@ struct DemoRow {
 };
 std::vector<DemoRow> demo_rows(const nlohmann::json& results);
 
-// The report for a results.json (exposed for the tests).
-std::string render_demo_report(const nlohmann::json& results);
+// The report for a results.json (exposed for the tests). With a tuned comparison's
+// results (compare_norms --tune, studies/compare/tuned_comparison.h; null: none), each row
+// that is not ok says what its tuned runs found, linking `tuned_doc`.
+std::string render_demo_report(const nlohmann::json& results, const nlohmann::json& tuned = nullptr,
+                               const std::string& tuned_doc = "");
 
 }  // namespace nl

@@ -89,6 +89,14 @@ nlohmann::json comparison_view(const nlohmann::json& results) {
   return view;
 }
 
+void write_doc_copy(const std::string& doc, const std::string& report, const nlohmann::json& results) {
+  if (doc.empty()) return;
+  write_text_file(doc, report);
+  const fs::path path(doc);
+  write_text_file((path.parent_path() / (path.stem().string() + ".json")).string(), results.dump(1) + "\n");
+  std::printf("wrote %s\n", doc.c_str());
+}
+
 ResultSchema comparison_schema(const ResultSchema& own_fields) {
   ResultSchema schema = {{"recipe", kObject},       {"date", kString},          {"jobs", kInteger},
                          {"threads", kInteger},     {"cores", kInteger},        {"load", kNumber | kNull},

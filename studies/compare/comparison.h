@@ -64,6 +64,10 @@ nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const
                             const std::string& out, int threads, int curve_column, bool all_at_once,
                             const ResultSchema& own_fields, const nlohmann::json& extra = nlohmann::json::object());
 
+// --doc FILE: the report also in FILE, and the results beside it as FILE's name with .json
+// (docs/results/demo_tuned.md and .json); nothing for an empty `doc`.
+void write_doc_copy(const std::string& doc, const std::string& report, const nlohmann::json& results);
+
 // The fields of a comparison's results.json that --reuse reads back: the header and the
 // runs compare_runs writes, and then `own_fields`, those the program's report reads.
 ResultSchema comparison_schema(const ResultSchema& own_fields);

@@ -129,9 +129,9 @@ std::string study_command(const std::string& program, const std::vector<std::str
   std::string command = program;
   for (const auto& a : args) {
     if (a == "--reuse") continue;
-    // an argument holding a space or a quote is quoted for the shell, so that the line
+    // an argument holding a space, a quote or another shell character (--tune's ';') is quoted, so that the line
     // a report prints can be pasted back (--arms 'ln=--norm ln,...')
-    if (a.find_first_of(" '\"$`\\") == std::string::npos) {
+    if (a.find_first_of(" '\"$`\\;&|<>()*?#~!") == std::string::npos) {
       command += " " + a;
     } else {
       std::string quoted = "'";

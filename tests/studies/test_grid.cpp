@@ -29,6 +29,8 @@ TEST_CASE("study_command: the report's command line pastes back into a shell", "
         "build/release/regime_study --arms 'ln=--norm ln,dyt=--norm dyt' --jobs 2");
   CHECK(nl::study_command("p", {"--doc", "it's.md"}) == "p --doc 'it'\\''s.md'");
   CHECK(nl::study_command("p", {"--out", "runs/x"}) == "p --out runs/x");
+  // before: --tune's axes came back unquoted, and a shell ran the part after the ";" as a command
+  CHECK(nl::study_command("p", {"--tune", "lr=1e-3;warmup=50"}) == "p --tune 'lr=1e-3;warmup=50'");
 }
 
 TEST_CASE("implied_keys: the flags an arm sets through another flag's implication", "[grid]") {
