@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo-tuned: each norm at its best (compare_norms --tune: studies/compare/tuned_comparison.h).
-# The five norms on the plain recipe, bhyt-released and dyt-llm, and the ln runs of those two
-# recipes, each trained over the same number of settings (TUNE; a DyT run TUNE_DYT), its best
+# The five norms on the plain recipe, bhyt-released, dyt-llm and dyt-verma (each stuck or far
+# behind in make demo), and the ln runs of those three recipes, each trained over the same number of settings (TUNE; a DyT run TUNE_DYT), its best
 # chosen on a tuning split held out of the training text; the report goes to
 # docs/results/demo_tuned.md with the command that regenerates it, its numbers to
 # docs/results/demo_tuned.json (which make demo's report then reads). About 30 minutes on 2 cores.
@@ -16,8 +16,9 @@ build=${1:-build/release}
 out=${DEMO_OUT:-runs/demo_tuned}
 doc=${DOC:-docs/results/demo_tuned.md}
 # the five norms, the two recipes and the ln run of each recipe (what its row is read against)
-default_runs="ln,rms,cbwc,dyt,bhyt,bhyt-released,dyt-llm"
+default_runs="ln,rms,cbwc,dyt,bhyt,bhyt-released,dyt-llm,dyt-verma"
 default_runs+=",ln-released=--recipe bhyt-released --norm ln,ln-dyt-llm=--recipe dyt-llm --norm ln"
+default_runs+=",ln-verma=--recipe dyt-verma --norm ln"
 runs=${RUNS:-$default_runs}
 start=$(date +%s)
 args=(--out "$out" --threads "${THREADS:-1}" --runs "$runs" --doc "$doc"

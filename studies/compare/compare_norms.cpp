@@ -1,5 +1,6 @@
 #include "studies/compare/compare_norms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -215,6 +216,35 @@ std::string render_demo_report(const json& results, const json& tuned, const std
   return render_template(kTemplate, view, "studies/compare/demo.md.in");
 }
 
+namespace {
+
+// The demo plot's panels: one per LayerNorm baseline, holding that ln run and every run
+// read against it (the plain recipe's five norms; each paper recipe beside its own ln), so
+// that a reader compares curves that share a recipe, not thirteen at once.
+// OUT/val_loss_panels.tsv lists each panel's CSV and title for scripts/plot_val_loss.sh.
+void write_panel_curves(const std::string& out, const json& runs, const std::vector<DemoRow>& rows) {
+  std::vector<std::string> panels;  // each panel's ln label, in the order of the table
+  for (const DemoRow& r : rows) {
+    const std::string key = r.ln_label.empty() ? r.label : r.ln_label;
+    if (std::find(panels.begin(), panels.end(), key) == panels.end()) panels.push_back(key);
+  }
+  std::string list;
+  for (size_t k = 0; k < panels.size(); ++k) {
+    json members = json::array();
+    std::string names;
+    for (const DemoRow& r : rows)
+      if ((r.ln_label.empty() ? r.label : r.ln_label) == panels[k])
+        for (const json& run : runs)
+          if (run["label"] == r.label) members.push_back(run), names += (names.empty() ? "" : ", ") + r.label;
+    const std::string file = "val_loss_panel" + std::to_string(k + 1) + ".csv";
+    write_curves(out + "/" + file, members);
+    list += file + "\t" + names + "\n";
+  }
+  write_text_file(out + "/val_loss_panels.tsv", list);
+}
+
+}  // namespace
+
 int compare_norms_main(const std::vector<std::string>& args) {
   FlagParser p("compare_norms",
                "Train the demo GPT once per run of --runs and compare them (the study behind make demo). The "
@@ -269,6 +299,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
   const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
   write_curves(out + "/val_loss.csv", results["runs"]);
+  write_panel_curves(out, results["runs"], rows);
   const std::string report = render_demo_report(results, tuned, tuned_doc);
   write_text_file(out + "/report.md", report);
   write_doc_copy(tune.doc, report, results);

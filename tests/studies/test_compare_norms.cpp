@@ -211,6 +211,10 @@ TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the ta
   CHECK(json::parse(read_bytes(out + "/ln-llama/config.json"))["mlp"] == "swiglu");
   CHECK(read_csv_rows(out + "/val_loss.csv")[0] ==
         std::vector<std::string>{"step", "ln", "rms", "bhyt-released", "ln-llama", "fast"});
+  // the plot's panels: one per ln run, each with the runs read against it
+  CHECK(read_bytes(out + "/val_loss_panels.tsv") ==
+        "val_loss_panel1.csv\tln, rms, fast\nval_loss_panel2.csv\tbhyt-released, ln-llama\n");
+  CHECK(read_csv_rows(out + "/val_loss_panel2.csv")[0] == std::vector<std::string>{"step", "bhyt-released", "ln-llama"});
   const std::string md = read_bytes(out + "/report.md");
   CHECK_THAT(md, Contains("| bhyt-released | bhyt-released | llama | bhyt |") && Contains("- `fast`: `--norm rms --lr 0.003`"));
   CHECK_THAT(r.out, Contains("bhyt-released  bhyt-released  llama"));
