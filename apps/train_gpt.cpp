@@ -17,6 +17,7 @@
 
 #include "studies/grid/commands.h"
 #include "tensor/threads.h"
+#include "train/flags/option_warnings.h"
 #include "train/flags/program.h"
 #include "train/gpt/gpt_checkpoint.h"
 #include "train/gpt/gpt_eval.h"
@@ -62,6 +63,8 @@ int train(int argc, char** argv) {
     std::printf("%s", screen_message(screen_dyt(c, command.screening.steps, command.screening.batches)).c_str());
     return 0;
   }
+  if (dist::is_lead() && !c.quiet)  // --quiet (the studies' runs): errors alone on stderr
+    for (const std::string& w : gpt_option_warnings(c)) std::fprintf(stderr, "train_gpt: warning: %s\n", w.c_str());
   ActStatsRecord record;
   std::vector<GPTObserverFactory> observers = act_stats_observer(command.stats, &record);
   for (auto& o : measurement_observer(command.measure)) observers.push_back(o);

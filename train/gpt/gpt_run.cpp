@@ -1,7 +1,11 @@
 #include "train/gpt/gpt_run.h"
 
+#include <cstdio>
+
 #include "train/flags/families.h"
 #include "train/flags/gpt_flags.h"
+#include "train/flags/option_warnings.h"
+#include "train/safety/distributed.h"
 
 namespace nl {
 
@@ -9,6 +13,7 @@ GPTRunResult run_gpt(const GPTRunConfig& config, const std::vector<GPTObserverFa
   GPTRunConfig c = config;
   prepare_run(c, check_gpt_run, add_gpt_run_flags);
   GPTTask task(c);
+  if (!c.quiet && dist::is_lead()) std::printf("run: %s\n", gpt_run_summary(c, task.model().num_parameters()).c_str());
   std::vector<std::unique_ptr<TrainObserver>> owned;
   std::vector<TrainObserver*> attached;
   for (const auto& make : observers) {
