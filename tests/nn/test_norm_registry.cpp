@@ -205,6 +205,10 @@ void composite_gradcheck(const NormKind& kind) {
       for (size_t i = 0; i < y.size(); ++i) s += (double)y[i] * w[i];
       return s;
     };
+    if (norm->named_parameters().empty()) {
+      WARN("norm " << kind.name << " (" << setting << ") has no parameters: no parameter gradient to check");
+      continue;
+    }
     norm->zero_grad();
     norm->composite(Var(x)).backward(r);
     CHECK(check_parameter_gradients(*norm, loss, gen, 4, kind.name) > 0);
@@ -300,7 +304,8 @@ void gpt_names_and_checkpoint(const NormKind& kind) {
       if (name.rfind(site + ".", 0) == 0) got.push_back({name, p.shape()});
     INFO("site " << site);
     CHECK(got == want);
-    CHECK_FALSE(want.empty());
+    // a layer without parameters leaves its site with none, which got == want checked
+    if (want.empty()) WARN("norm " << kind.name << " has no parameters at " << site << ": the site holds none");
   };
   for (int64_t l = 0; l < f.config.layers; ++l) {
     site_params("blocks." + std::to_string(l) + ".ln1", NormPlace::Attention);
