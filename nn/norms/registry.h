@@ -43,6 +43,10 @@ struct NormKind {
   // is measured.
   BoundedNonlinearity bounded;
   bool ends_bounded() const { return !bounded.name.empty(); }
+  // Verma 2026's saturation screen (studies/instruments/screening.h) was fitted on DyT
+  // runs and is applied to this kind's runs only when it says so: another tanh norm
+  // without statistics is not thereby DyT.
+  bool screened = false;
   // The ops its layer's fused forward records (autograd/norms.h); empty when forward()
   // is the composite. The fold pass (nn/fold.cpp) cannot look inside these ops: it
   // knows them as norms through this list, and by the trait below.
