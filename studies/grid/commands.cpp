@@ -59,7 +59,10 @@ std::vector<MemoryTerm> train_gpt_memory(const TrainGptCommand& c) {
   return terms;
 }
 
-void add_train_vit_flags(FlagParser& p, TrainVitCommand& c) { add_vit_run_flags(p, c.run); }
+void add_train_vit_flags(FlagParser& p, TrainVitCommand& c) {
+  add_vit_run_flags(p, c.run);
+  add_act_stats_flags(p, c.stats);
+}
 
 nlohmann::ordered_json check_command(const std::string& program, const std::vector<std::string>& args) {
   FlagParser p(program, "");

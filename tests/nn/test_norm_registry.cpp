@@ -555,18 +555,21 @@ void fold_pass(const NormKind& kind) {
   CHECK((site->verdict.status == ZeroMean::IfCentred) == ignores);
 }
 
-// train_gpt takes --norm <kind> and the kind's option flags, trains with them, and
-// lists them in --help.
+// train_gpt takes --norm <kind> and the kind's option flags, trains with them; its
+// --help and train_vit's list the kind with its summary, and its options.
 void train_gpt_flags(const NormKind& kind) {
   const std::string program = ::nl::test::build_dir() + "/train_gpt";
   REQUIRE(fs::exists(program));
   TempDir tmp;
-  const RunResult help = run_program(program, "--help", tmp);
-  CHECK(help.code == 0);
-  CHECK(help.out.find(kind.name) != std::string::npos);
-  for (const NormOption& o : kind.options) {
-    INFO("option --" << o.name);
-    CHECK(help.out.find("--" + o.name) != std::string::npos);
+  for (const std::string& lister : {program, ::nl::test::build_dir() + "/train_vit"}) {
+    INFO(lister << " --help");
+    const RunResult help = run_program(lister, "--help", tmp);
+    CHECK(help.code == 0);
+    CHECK(help.out.find(kind.name + ": " + kind.summary + "\n") != std::string::npos);
+    for (const NormOption& o : kind.options) {
+      INFO("option --" << o.name);
+      CHECK(help.out.find("--" + o.name) != std::string::npos);
+    }
   }
   if (!fs::is_directory("/usr/share/games/fortunes")) {
     WARN("skipped the training run: /usr/share/games/fortunes is missing (apt-get install fortunes)");
@@ -607,7 +610,7 @@ const std::vector<std::pair<std::string, Check>>& checks() {
       {"activation statistics: a saturation per site exactly when it declares a bounded nonlinearity",
        activation_statistics},
       {"fold pass: its output and a per-token shift of its input, as the numbers say", fold_pass},
-      {"train_gpt takes --norm and its option flags", train_gpt_flags},
+      {"train_gpt takes --norm and its option flags; --help lists its summary", train_gpt_flags},
   };
   return all;
 }
