@@ -13,6 +13,12 @@
 #include <vector>
 
 #include "nn/norms/norm.h"
+// The layers other files use by name (LayerNorm, RMSNorm, DyT, BHyT), declared to every
+// kind's file: a new kind's class of one of these names fails to compile (a
+// redefinition, or an ambiguous name from an anonymous namespace) instead of linking
+// against the built-in class's vtable and crashing at run time. Every other layer lives
+// in its file's anonymous namespace, as docs/your-own-norm.md's example does.
+#include "nn/norms/norms.h"
 
 namespace nl {
 

@@ -18,7 +18,9 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -689,4 +691,40 @@ TEST_CASE("norm registry: each kind declares a name, summary, maker and consiste
       CHECK(make_norm(config_of(kind), 4, place) != nullptr);
   }
   CHECK(norm_choices(", ").find(norm_kinds().back().name) != std::string::npos);
+}
+
+// A class defined in a kind's file with external linkage shares its name with every
+// other class of that name in nl: two such classes link without a warning, and the
+// program calls one's virtual functions on the other's objects (issue 35's crash).
+// So each file's classes sit in its anonymous namespace, unless nn/norms/norms.h
+// declares them for other files (which registry.h shows every kind's file, so a second
+// class of such a name does not compile).
+TEST_CASE("norm registry: a kind's file defines its classes in an anonymous namespace", "[norm-kinds]") {
+  const std::regex definition(R"(^\s*(struct|class)\s+(\w+)\b[^;]*$)");
+  std::set<std::string> declared;
+  {
+    std::istringstream in(read_bytes("nn/norms/norms.h"));
+    std::smatch m;
+    for (std::string line; std::getline(in, line);)
+      if (std::regex_search(line, m, definition)) declared.insert(m[2]);
+  }
+  REQUIRE(declared.count("RMSNorm") == 1);
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator("nn/norms")) {
+    if (entry.path().extension() != ".cpp") continue;
+    ++files;
+    std::istringstream in(read_bytes(entry.path().string()));
+    int anonymous = 0, number = 0;
+    std::smatch m;
+    for (std::string line; std::getline(in, line);) {
+      ++number;
+      if (line.rfind("namespace {", 0) == 0) ++anonymous;
+      if (line.rfind("}  // namespace", 0) == 0 && line.find("namespace ", line.find("//")) == std::string::npos)
+        anonymous = std::max(0, anonymous - 1);
+      if (!std::regex_search(line, m, definition) || anonymous > 0 || declared.count(m[2])) continue;
+      FAIL_CHECK(entry.path().string() << ":" << number << " defines " << m[2]
+                                       << " outside an anonymous namespace (docs/your-own-norm.md, section 1)");
+    }
+  }
+  CHECK(files >= 2);
 }
