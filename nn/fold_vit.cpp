@@ -14,6 +14,8 @@ FoldReport detect_vit(ViT& model) {
 
 std::shared_ptr<ViT> fold_vit(ViT& ln_model, const FoldReport& rep, bool weights_folded) {
   const ViTConfig& cfg = ln_model.config;
+  NL_CHECK(cfg.final_norm_name() == cfg.norm.name, "fold: the ViT's final norm '", cfg.final_norm_name(),
+           "' is not its blocks' '", cfg.norm.name, "': only a model of one kind folds");
   // the blocks' projections must all be centred, as the cbwc ViT's blocks are
   const std::set<std::string> required = check_cbwc_sites("ViT", cfg.norm, cfg.layers, rep);
   std::set<std::string> planned;
@@ -43,6 +45,7 @@ std::shared_ptr<ViT> fold_vit(ViT& ln_model, const FoldReport& rep, bool weights
 
   ViTConfig folded_cfg = cfg;
   folded_cfg.norm.name = norm_kind(cfg.norm.name).folds_into;
+  folded_cfg.final_norm = "";  // the folded kind's own, as the blocks'
   return build_folded(ln_model, folded_cfg, rep.plan, weights_folded);
 }
 

@@ -148,7 +148,9 @@ std::string describe_vit(const ViTConfig& c) {
   j["layers"] = c.layers;
   j["dim"] = c.dim;
   j["heads"] = c.heads;
-  describe_norm(j, c.norm, final_norm_kind(c.norm.name, ""));
+  // only when named: the descriptions of ViTs from before --final-norm stay as they were
+  if (!c.final_norm.empty()) j["final_norm"] = c.final_norm;
+  describe_norm(j, c.norm, c.final_norm_name());
   return j.dump();
 }
 
@@ -192,6 +194,7 @@ ViTConfig vit_config_from_json(const std::string& text) {
   c.layers = d.integer("layers");
   c.dim = d.integer("dim");
   c.heads = d.integer("heads");
+  d.text("final_norm", c.final_norm);
   read_norm(d, c.norm);
   c.validate();
   return c;

@@ -9,6 +9,7 @@ namespace nl {
 
 void ViTConfig::validate() const {
   norm_kind(norm.name);  // throws naming the choices
+  if (!final_norm.empty()) norm_kind(final_norm);
   NL_CHECK(image > 0 && channels > 0 && patch > 0 && classes > 0 && layers > 0 && dim > 0 && heads > 0,
            "vit config: image, channels, patch, classes, layers, dim and heads must be positive");
   NL_CHECK(image % patch == 0, "vit config: --patch ", patch, " does not divide the image size ", image);
@@ -42,7 +43,7 @@ ViT::ViT(const ViTConfig& c, Generator& gen) : config(c) {
     blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
   }
   NormConfig final_norm = c.norm;
-  final_norm.name = final_norm_kind(c.norm.name, "");  // the kind's default (an RMSNorm for bhyt)
+  final_norm.name = c.final_norm_name();
   ln_f = register_module("ln_f", make_norm(final_norm, c.dim, NormPlace::Final));
   head = register_module("head", std::make_shared<Linear>(c.dim, c.classes, true, gen, 0.0f));
 }
@@ -71,7 +72,13 @@ Var ViT::forward(const Var& images) const {
   if (probe_) probe_->record(c.layers, "resid", x.value());
   // only the class token reaches the head, and the norms act per token: normalise it alone
   Var first = ag::reshape(ag::slice(x, 1, 0, 1), {B, c.dim});
-  return head->forward(ln_f->forward(first));
+  Var normed = ln_f->forward(first);
+  if (probe_ && probe_->wants_detail()) {
+    probe_->record(c.layers, "ln_f", normed.value());
+    Tensor arg = ln_f->bounded_arg_value(first.value());
+    if (arg.defined()) probe_->record(c.layers, "ln_f.bounded_arg", arg);
+  }
+  return head->forward(normed);
 }
 
 Var ViT::loss(const Var& images, const Tensor& labels) const {

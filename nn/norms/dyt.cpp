@@ -47,6 +47,7 @@ NormKind dyt_kind() {
   k.statistics = false;
   k.source = "Zhu, Chen, He, LeCun and Liu 2025, Transformers without Normalization";
   k.bounded.name = "tanh";
+  k.screened = true;
   k.fused_ops = {"dyt"};
   return k;
 }

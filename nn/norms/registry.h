@@ -13,6 +13,12 @@
 #include <vector>
 
 #include "nn/norms/norm.h"
+// The layers other files use by name (LayerNorm, RMSNorm, DyT, BHyT), declared to every
+// kind's file: a new kind's class of one of these names fails to compile (a
+// redefinition, or an ambiguous name from an anonymous namespace) instead of linking
+// against the built-in class's vtable and crashing at run time. Every other layer lives
+// in its file's anonymous namespace, as docs/your-own-norm.md's example does.
+#include "nn/norms/norms.h"
 
 namespace nl {
 
@@ -43,6 +49,10 @@ struct NormKind {
   // is measured.
   BoundedNonlinearity bounded;
   bool ends_bounded() const { return !bounded.name.empty(); }
+  // Verma 2026's saturation screen (studies/instruments/screening.h) was fitted on DyT
+  // runs and is applied to this kind's runs only when it says so: another tanh norm
+  // without statistics is not thereby DyT.
+  bool screened = false;
   // The ops its layer's fused forward records (autograd/norms.h); empty when forward()
   // is the composite. The fold pass (nn/fold.cpp) cannot look inside these ops: it
   // knows them as norms through this list, and by the trait below.

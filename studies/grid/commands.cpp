@@ -32,6 +32,7 @@ void add_train_gpt_flags(FlagParser& p, TrainGptCommand& c) {
     NL_CHECK(c.eval_file.empty() || !c.eval_only.empty(), "--eval-file needs --eval-only (the checkpoint to evaluate)");
     NL_CHECK(c.eval_only.empty() || (!c.run.resume && !c.run.overwrite && !c.screen),
              "--eval-only trains nothing: it takes no --resume, --overwrite or --screen-dyt");
+    if (c.screen) check_screened(c.run.model.norm.name);
   });
   // the run's estimate again, with what the probes add: their held-out batches and the
   // forward over each (the activation statistics, the screening, the measurements)
@@ -58,7 +59,10 @@ std::vector<MemoryTerm> train_gpt_memory(const TrainGptCommand& c) {
   return terms;
 }
 
-void add_train_vit_flags(FlagParser& p, TrainVitCommand& c) { add_vit_run_flags(p, c.run); }
+void add_train_vit_flags(FlagParser& p, TrainVitCommand& c) {
+  add_vit_run_flags(p, c.run);
+  add_act_stats_flags(p, c.stats);
+}
 
 nlohmann::ordered_json check_command(const std::string& program, const std::vector<std::string>& args) {
   FlagParser p(program, "");

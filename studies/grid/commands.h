@@ -35,6 +35,7 @@ std::vector<MemoryTerm> train_gpt_memory(const TrainGptCommand& c);
 
 struct TrainVitCommand {
   ViTRunConfig run;
+  ActStatsSettings stats;
 };
 void add_train_vit_flags(FlagParser& p, TrainVitCommand& c);
 

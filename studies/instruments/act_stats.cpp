@@ -66,14 +66,18 @@ void ActStatsProbe::record(int64_t layer, const std::string& site, const Tensor&
   rows.push_back(s);
 }
 
-std::vector<ActStat> activation_stats(GPT& model, const Tensor& ids) {
+namespace {
+
+// One probed forward of a GPT or a ViT, and the bounded_all row
+template <class Model, class Input>
+std::vector<ActStat> probed_stats(Model& model, const Input& input) {
   ActStatsProbe probe;
   const bool was_training = model.training();
   model.eval();
   ActivationProbe* previous = model.set_probe(&probe);
   try {
     NoGradGuard no_grad;
-    model.forward(ids);
+    model.forward(input);
   } catch (...) {
     model.set_probe(previous);
     model.train(was_training);
@@ -100,6 +104,12 @@ std::vector<ActStat> activation_stats(GPT& model, const Tensor& ids) {
   }
   return rows;
 }
+
+}  // namespace
+
+std::vector<ActStat> activation_stats(GPT& model, const Tensor& ids) { return probed_stats(model, ids); }
+
+std::vector<ActStat> activation_stats(ViT& model, const Tensor& images) { return probed_stats(model, Var(images)); }
 
 std::string act_stats_header() { return "step,layer,site,mean,var,rms,max_abs,sat_gt1,sat_gt2,sat_gt3"; }
 

@@ -1,5 +1,5 @@
-// Per-layer activation statistics of a GPT, from one probed forward pass (the sites of
-// nn/block.h's ActivationProbe), as train_gpt writes them to DIR/act_stats.csv:
+// Per-layer activation statistics of a GPT or a ViT, from one probed forward pass (the
+// sites of nn/probe.h), as train_gpt and train_vit write them to DIR/act_stats.csv:
 //   step,layer,site,mean,var,rms,max_abs,sat_gt1,sat_gt2,sat_gt3
 // One row per layer and site. mean, var (biased), rms and max_abs are over every element
 // of the site's tensor: for resid and the norm outputs the (B, T, C) activations, for
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nn/gpt.h"
+#include "nn/vit.h"
 
 namespace nl {
 
@@ -43,6 +44,9 @@ class ActStatsProbe : public ActivationProbe {
 // One probed forward of `model` on ids (B, T): eval mode, no graph; restores the mode.
 // Returns the rows plus the bounded_all average row when there are bounded sites.
 std::vector<ActStat> activation_stats(GPT& model, const Tensor& ids);
+// The same for a ViT on images (B, channels, image, image); its ln_f row is the class
+// token's alone (the only token the head reads).
+std::vector<ActStat> activation_stats(ViT& model, const Tensor& images);
 
 // Statistics of one tensor (double accumulation): what a row holds.
 ActStat tensor_stats(const Tensor& t);

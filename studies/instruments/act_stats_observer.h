@@ -1,19 +1,21 @@
-// train_gpt's per-layer activation statistics (studies/instruments/act_stats.h) as an
-// observer of the training loop: DIR/act_stats.csv gets one probed forward's rows on a
-// fixed held-out batch at step 0, every `every` steps and at the schedule's end; a
-// resumed run keeps the rows up to its checkpoint and continues the file exactly.
+// train_gpt's and train_vit's per-layer activation statistics
+// (studies/instruments/act_stats.h) as an observer of the training loop:
+// DIR/act_stats.csv gets one probed forward's rows on a fixed held-out batch at step 0,
+// every `every` steps and at the schedule's end; a resumed run keeps the rows up to its
+// checkpoint and continues the file exactly.
 #pragma once
 #include <vector>
 
 #include "studies/instruments/act_stats.h"
 #include "train/flags/flag_parser.h"
 #include "train/gpt/gpt_run.h"
+#include "train/vit/vit_run.h"
 
 namespace nl {
 
 struct ActStatsSettings {
   int64_t every = 100;  // steps between statistics (0: none)
-  int64_t batch = 16;   // sequences of the fixed held-out batch (drawn with seed + 5)
+  int64_t batch = 16;   // sequences of the fixed held-out batch (drawn with seed + 5), or images
 };
 
 // --act-stats-every, --act-stats-batch
@@ -29,5 +31,8 @@ struct ActStatsRecord {
 // The observer for run_gpt (nothing when settings.every is 0). `record`, when given,
 // receives the last statistics and the time spent on them.
 std::vector<GPTObserverFactory> act_stats_observer(const ActStatsSettings& settings, ActStatsRecord* record = nullptr);
+// The same for run_vit, on the first settings.batch images of the validation split.
+std::vector<ViTObserverFactory> vit_act_stats_observer(const ActStatsSettings& settings,
+                                                       ActStatsRecord* record = nullptr);
 
 }  // namespace nl

@@ -32,11 +32,16 @@ class ScreenObserver : public TrainObserver {
 
 }  // namespace
 
+void check_screened(const std::string& norm) {
+  std::string declared;
+  for (const NormKind& k : norm_kinds())
+    if (k.screened) declared += (declared.empty() ? "" : ", ") + k.name;
+  NL_CHECK(norm_kind(norm).screened, "--norm ", norm,
+           ": the screening rule applies only to the norms that declare it (", declared, ")");
+}
+
 ScreenResult screen_dyt(GPTRunConfig run, int64_t steps, int64_t batches) {
-  const NormKind& kind = norm_kind(run.model.norm.name);
-  NL_CHECK(kind.bounded.name == "tanh" && !kind.statistics,
-           "screen_dyt: the screening rule is for dyt models (a tanh norm without statistics); --norm is '",
-           kind.name, "'");
+  check_screened(run.model.norm.name);
   NL_CHECK(steps > 0 && steps <= run.steps, "screen_dyt: the screening step ", steps,
            " must lie in [1, --steps ", run.steps, "] (the probe trains the start of the full run's schedule)");
   NL_CHECK(batches > 0, "screen_dyt: needs at least one held-out batch");

@@ -30,6 +30,8 @@ struct ScreenResult {
 // full run), then measures the saturation on `batches` fixed held-out batches of 32
 // sequences (drawn from the validation split with seed run.seed + 6).
 ScreenResult screen_dyt(GPTRunConfig run, int64_t steps = kScreenSteps, int64_t batches = 4);
+// Throws naming --norm unless its kind declares the screen (NormKind::screened).
+void check_screened(const std::string& norm);
 
 // Where and on how much the screen measures: --screen-steps, --screen-batches.
 struct ScreenSettings {

@@ -163,13 +163,10 @@ int seeds_not_trained(const Group& g, const Group* ln, double unigram) {
   return k;
 }
 
-// A cell the saturation screen judges: a DyT-like arm (bounded by tanh, no statistics,
-// not BHyT's approximation of a norm), named by its first run. The report's screen
-// table and the screen plot's CSV both take their cells from here.
-bool screened(const Run& first) {
-  const NormKind& kind = norm_kind(first.j["norm"]);
-  return kind.ends_bounded() && !kind.statistics && !kind.approximates_site2 && first.j["bounded"] == "tanh";
-}
+// A cell the saturation screen judges: an arm whose norm declares the screen
+// (NormKind::screened), named by its first run. The report's screen table and the
+// screen plot's CSV both take their cells from here.
+bool screened(const Run& first) { return norm_kind(first.j["norm"]).screened; }
 
 std::string comparison_text(const PairedComparison& c) {
   if (c.n == 0) return "-";

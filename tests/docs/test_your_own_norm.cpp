@@ -108,7 +108,7 @@ TEST_CASE("docs/your-own-norm.md: its norm is added, tested, compared and measur
   INFO("the norm's file " << norm_file.path << " (line " << norm_file.line << " of " << kPage << ")");
   CHECK(norm_file.path.rfind("nn/norms/", 0) == 0);
   CHECK_FALSE(fs::exists(norm_file.path));
-  CHECK(count_lines(norm_file.text) < 30);
+  CHECK(count_lines(norm_file.text) < 32);  // two of them its anonymous namespace
   CHECK(files[1]->path == "nn/norms/kinds.def");
   CHECK(count_lines(files[1]->text) == 1);
   std::smatch name;
@@ -172,4 +172,49 @@ TEST_CASE("docs/your-own-norm.md: its norm is added, tested, compared and measur
   int saturation_rows = 0;
   for (const auto& row : rows) saturation_rows += row.size() > 2 && row[2] == "bounded_all";
   CHECK(saturation_rows >= 2);
+}
+
+// The page's layer under the name of a built-in one (the issue-35 crash: a second
+// nl::RMSNorm linked against the built-in's vtable and segfaulted) must not compile, and
+// the compiler must name the clash: as written (its anonymous namespace makes the name
+// ambiguous) and with that namespace left out (a redefinition). The page's file as
+// written compiles, so the failures are the name's.
+TEST_CASE("docs/your-own-norm.md: its layer named like a built-in one fails to compile, naming it", "[docs]") {
+  std::ifstream page(kPage);
+  const std::string markdown((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  const Block* norm_file = nullptr;
+  const std::vector<Block> blocks = fenced_blocks(markdown);
+  for (const Block& b : blocks)
+    if (!norm_file && !b.path.empty()) norm_file = &b;
+  REQUIRE(norm_file);
+  std::smatch cls;
+  REQUIRE(std::regex_search(norm_file->text, cls, std::regex("struct (\\w+) : Norm")));
+  const char* cxx = std::getenv("CXX");
+  TempDir scratch;
+  auto compile = [&](const std::string& text) {
+    write_bytes(scratch.sub("clash.cpp"), text);
+    return run_program(std::string(cxx && *cxx ? cxx : "g++"),
+                       "-std=c++17 -fsyntax-only -I. -I" + ::nl::test::build_dir() + "/gen " + scratch.sub("clash.cpp"),
+                       scratch);
+  };
+  const RunResult as_written = compile(norm_file->text);
+  INFO("compiler errors: " << tail(as_written.err, 2000));
+  REQUIRE(as_written.code == 0);
+  const std::string anonymous = "namespace {", closing = "}  // namespace\n";
+  for (const std::string& name : {"RMSNorm", "DyT"})
+    for (bool keep_namespace : {true, false}) {
+      std::string text = std::regex_replace(norm_file->text, std::regex("\\b" + cls[1].str() + "\\b"), name);
+      if (!keep_namespace) {
+        REQUIRE(text.find(anonymous) != std::string::npos);
+        REQUIRE(text.find(closing) != std::string::npos);
+        text.erase(text.find(anonymous), text.find('\n', text.find(anonymous)) - text.find(anonymous));
+        text.erase(text.find(closing), closing.size());
+      }
+      const RunResult r = compile(text);
+      INFO("class " << name << (keep_namespace ? " in its anonymous namespace" : " directly in nl") << "\n"
+                    << text << "\ncompiler errors: " << tail(r.err, 2000));
+      CHECK(r.code != 0);
+      CHECK(r.err.find("error") != std::string::npos);
+      CHECK(r.err.find(name) != std::string::npos);
+    }
 }

@@ -23,7 +23,9 @@
 #include "autograd/ops.h"
 #include "tensor/threads.h"
 #include "tests/needs.h"
+#include "tests/nn/capture.h"
 #include "tests/nn/model_fixtures.h"
+#include "tests/nn/vit_fixtures.h"
 #include "tests/nn/naive_layers.h"
 #include "tests/test_files.h"
 #include "tests/test_util.h"
@@ -138,6 +140,40 @@ TEST_CASE("act_stats: an rms GPT's rows equal statistics of its intermediate ten
 
   // the probe is detached afterwards: a plain forward reports nothing
   for (const auto& b : model.blocks) CHECK(b->probe == nullptr);
+}
+
+// The ViT goes through the same probe: its blocks' sites, the stream leaving the last
+// block, and ln_f on the class token, the only token its head reads; with a final norm of
+// another kind (--final-norm) the saturation is that kind's.
+TEST_CASE("act_stats: a ViT's rows, ln_f on the class token, with a final norm of another kind", "[act_stats]") {
+  ViTConfig c = nl::test::tiny_config("dyt");
+  c.layers = 2;
+  c.final_norm = "rms";
+  Generator init(93), gen(94);
+  ViT model(c, init);
+  nl::test::scramble(model, gen);
+  const Tensor images = gen.normal({3, 1, 8, 8});
+  const std::vector<ActStat> rows = activation_stats(model, images);
+  CHECK(model.training());
+  for (int64_t l = 0; l < c.layers; ++l)
+    for (const char* site : {"resid", "ln1", "ln2"}) {
+      INFO("layer " << l << " " << site);
+      const ActStat* s = find_stat(rows, l, site);
+      REQUIRE(s);
+      CHECK(s->has_saturation == (std::string(site) != "resid"));  // dyt's tanh at ln1, ln2
+    }
+  NoGradGuard ng;
+  nl::test::Capture cap;
+  model.set_probe(&cap);
+  model.forward(Var(images));
+  model.set_probe(nullptr);
+  const Tensor stream = cap.seen.at({c.layers, "resid"});
+  const Var token = ag::reshape(ag::slice(Var(stream), 1, 0, 1), {3, c.dim});
+  const ActStat* f = find_stat(rows, c.layers, "ln_f");
+  REQUIRE(f);
+  CHECK_FALSE(f->has_saturation);  // an RMSNorm
+  check_row(rows, c.layers, "ln_f", stats_by_hand(to_d(model.ln_f->forward(token).value())));
+  REQUIRE(find_stat(rows, -1, "bounded_all"));
 }
 
 TEST_CASE("act_stats: bhyt site-2 variances (approximated, exact) and pre-tanh saturation by hand",

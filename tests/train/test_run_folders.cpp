@@ -96,8 +96,8 @@ TEST_CASE("run folders: --overwrite replaces the run, leaving no file of the old
   require_ok(run_program(kTrainVit, v.tiny + " --steps 2 --overwrite --out " + run, f.tmp));
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(run)) names.insert(e.path().filename().string());
-  CHECK(names == std::set<std::string>{"checkpoint.safetensors", "config.json", "confusion.csv", "log.csv",
-                                       "notes.txt", "result.json"});
+  CHECK(names == std::set<std::string>{"act_stats.csv", "checkpoint.safetensors", "config.json", "confusion.csv",
+                                       "log.csv", "notes.txt", "result.json"});
   CHECK(read_bytes(run + "/notes.txt") == "mine");
   CHECK_THAT(nl::load_safetensors(run + "/checkpoint.safetensors").metadata.at("model"), Contains("\"vit\""));
   CHECK_THAT(read_bytes(run + "/config.json"), Contains("\"program\": \"train_vit\""));

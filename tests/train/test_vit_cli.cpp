@@ -128,6 +128,30 @@ TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion m
   CHECK(total == 30);
 }
 
+// the GPT's --final-norm and activation statistics, through the same observer
+TEST_CASE("train_vit cli: --final-norm builds ln_f of that kind; act_stats.csv at steps 0, K and the end", "[vit]") {
+  if (!program_built(kProgram)) return;
+  Fixture f;
+  const std::string out = f.tmp.sub("run");
+  RunResult r = run("--steps 5 --norm dyt --final-norm rms --act-stats-every 2 " + f.tiny + " --out " + out, f.tmp);
+  INFO("stderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(read_bytes(out + "/config.json"), Contains("\"final_norm\": \"rms\""));
+  const auto rows = read_csv_rows(out + "/act_stats.csv");
+  REQUIRE(rows.size() > 1);
+  CHECK(rows[0][2] == "site");
+  std::map<std::string, int> at_step;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i][1] == "1" && rows[i][2] == "ln_f") {  // the last layer's ln_f: an RMSNorm, no saturation
+      at_step[rows[i][0]] += 1;
+      CHECK(rows[i][7].empty());
+    }
+    if (rows[i][2] == "ln1") CHECK_FALSE(rows[i][7].empty());  // dyt's tanh
+  }
+  CHECK(at_step == std::map<std::string, int>{{"0", 1}, {"2", 1}, {"4", 1}, {"5", 1}});
+  expect_refused_into(kProgram, "--final-norm batch " + f.tiny, f.out, {"batch"}, f.tmp);
+}
+
 TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --steps overrides it", "[vit]") {
   if (!program_built(kProgram)) return;
   Fixture f;

@@ -21,10 +21,22 @@ void add_trunk_flags(FlagParser& p, int64_t& layers, int64_t& dim, int64_t& head
   });
 }
 
+void add_final_norm_flag(FlagParser& p, std::string& final_norm) {
+  std::vector<std::string> names = {""};
+  for (const NormKind& k : norm_kinds()) names.push_back(k.name);
+  p.choice("--final-norm", final_norm, names,
+           "the norm before the head, one of --norm's kinds (empty: the --norm kind's default, an RMSNorm for bhyt "
+           "and bhyt-exact, the norm itself for the others)");
+}
+
 void add_norm_flags(FlagParser& p, NormConfig& n) {
   std::vector<std::string> names;
-  for (const NormKind& k : norm_kinds()) names.push_back(k.name);
-  p.choice("--norm", n.name, names, "the normalization layer: " + norm_choices());
+  std::string help = "the normalization layer, one of:";
+  for (const NormKind& k : norm_kinds()) {
+    names.push_back(k.name);
+    help += "\n  " + k.name + ": " + k.summary;
+  }
+  p.choice("--norm", n.name, names, help);
   p.custom(
       "--norm-bias", n.bias ? "on" : "off",
       [&n](const std::string& v) {

@@ -22,7 +22,10 @@ void add_trunk_flags(FlagParser& p, int64_t& layers, int64_t& dim, int64_t& head
 // --norm and each kind's options (nn/norms/*.cpp declare them): --dyt-alpha0
 // --dyt-alpha0-attn --dyt-alpha0-mlp --dyt-alpha0-final --dyt-beta --bhyt-lambda
 // --bhyt-lambda-attn --bhyt-lambda-mlp --bhyt-p --bhyt-refresh --bhyt-form.
+// --help lists each kind with its one-line summary under --norm.
 void add_norm_flags(FlagParser& p, NormConfig& norm);
+// --final-norm: the kind of the norm before the head (empty: the --norm kind's default).
+void add_final_norm_flag(FlagParser& p, std::string& final_norm);
 
 // The optimizer and its schedule: --batch --steps --warmup --lr --min-lr --wd --wd-all
 // --beta1 --beta2 --clip --seed. min_steps: the smallest --steps (0 where --epochs can

@@ -48,11 +48,7 @@ void add_gpt_model_flags(FlagParser& p, GPTConfig& m) {
     return block == "llama" ? std::vector<std::string>{"--mlp", "swiglu", "--bias", "off", "--tied-head", "off"}
                             : std::vector<std::string>{};
   });
-  std::vector<std::string> final_norms = {""};
-  for (const NormKind& k : norm_kinds()) final_norms.push_back(k.name);
-  p.choice("--final-norm", m.final_norm, final_norms,
-           "the norm before the head (empty: the --norm kind's default, an RMSNorm for bhyt and bhyt-exact, the "
-           "norm itself for the others)");
+  add_final_norm_flag(p, m.final_norm);
   p.custom(
       "--emb-scale", m.emb_scale0 > 0 ? shortest_decimal(m.emb_scale0) : "none",
       [&m](const std::string& v) {

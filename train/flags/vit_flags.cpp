@@ -11,6 +11,7 @@ namespace nl {
 void add_vit_model_flags(FlagParser& p, ViTConfig& m) {
   add_trunk_flags(p, m.layers, m.dim, m.heads);
   p.integer("--patch", m.patch, 1, m.image, "patch size in pixels (must divide 28: 4 gives 49 patches, 7 gives 16)");
+  add_final_norm_flag(p, m.final_norm);
   add_norm_flags(p, m.norm);
 }
 

@@ -15,13 +15,8 @@ GPTRunResult run_gpt(const GPTRunConfig& config, const std::vector<GPTObserverFa
   GPTTask task(c);
   if (!c.quiet && dist::is_lead()) std::printf("run: %s\n", gpt_run_summary(c, task.model().num_parameters()).c_str());
   std::vector<std::unique_ptr<TrainObserver>> owned;
-  std::vector<TrainObserver*> attached;
-  for (const auto& make : observers) {
-    owned.push_back(make(task));
-    attached.push_back(owned.back().get());
-  }
   GPTRunResult r;
-  static_cast<TrainResult&>(r) = train(task, c, attached);
+  static_cast<TrainResult&>(r) = train(task, c, make_observers(task, observers, owned));
   if (!r.final_eval.empty()) r.final_val_loss = (float)r.final_eval[0];
   r.tokens_per_s = r.items_per_s;
   for (double v : r.measurements) r.residual_rms.push_back((float)v);

@@ -21,9 +21,8 @@ struct GPTRunResult : TrainResult {
   std::vector<float> residual_rms;   // per block input + output, last step
 };
 
-// Makes an observer for a run once its task (model and data) exists; studies attach
-// their measurements this way (act_stats_observer, the DyT screen).
-using GPTObserverFactory = std::function<std::unique_ptr<TrainObserver>(GPTTask& task)>;
+// act_stats_observer, the DyT screen, the measurements (train/loop/observer.h)
+using GPTObserverFactory = ObserverFactory<GPTTask>;
 
 // Checks everything (the settings, the data, a resumed checkpoint) before writing any
 // file; bad input, and a file write that fails, throw nl::Error naming the problem. A

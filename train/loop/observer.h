@@ -2,6 +2,9 @@
 // a study's probe at some step): the loop calls it on the lead rank at fixed points.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
 
 namespace nl {
 
@@ -17,5 +20,22 @@ class TrainObserver {
   // disk, so that a run resumed from that checkpoint finds it.
   virtual void sync() {}
 };
+
+// Makes an observer for a run once its task (model and data) exists; studies attach
+// their measurements this way (the activation statistics, the DyT screen).
+template <class Task>
+using ObserverFactory = std::function<std::unique_ptr<TrainObserver>(Task& task)>;
+
+// The observers of `factories` for `task`, kept alive by `owned`, as train() takes them.
+template <class Task>
+std::vector<TrainObserver*> make_observers(Task& task, const std::vector<ObserverFactory<Task>>& factories,
+                                           std::vector<std::unique_ptr<TrainObserver>>& owned) {
+  std::vector<TrainObserver*> attached;
+  for (const auto& make : factories) {
+    owned.push_back(make(task));
+    attached.push_back(owned.back().get());
+  }
+  return attached;
+}
 
 }  // namespace nl

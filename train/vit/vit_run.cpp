@@ -5,13 +5,14 @@
 
 namespace nl {
 
-ViTRunResult run_vit(const ViTRunConfig& config) {
+ViTRunResult run_vit(const ViTRunConfig& config, const std::vector<ViTObserverFactory>& observers) {
   ViTRunConfig c = config;
   prepare_run(c, check_vit_run, add_vit_run_flags);
   ViTTask task(c);
   c.steps = task.steps();
+  std::vector<std::unique_ptr<TrainObserver>> owned;
   ViTRunResult r;
-  static_cast<TrainResult&>(r) = train(task, c);
+  static_cast<TrainResult&>(r) = train(task, c, make_observers(task, observers, owned));
   if (r.final_eval.size() == 2) r.val_loss = (float)r.final_eval[0], r.val_accuracy = (float)r.final_eval[1];
   r.images_per_s = r.items_per_s;
   r.images_per_cpu_s = r.items_per_cpu_s;

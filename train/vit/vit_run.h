@@ -2,7 +2,8 @@
 // by the flags' own checks (train/flags/vit_flags.h), the task (train/vit/vit_task.h)
 // and the training loop (train/loop/trainer.h). Files written to out_dir: config.json,
 // log.csv, checkpoint.safetensors, and once the run is complete confusion.csv and
-// result.json (the test set's loss and accuracy among the run's figures).
+// result.json (the test set's loss and accuracy among the run's figures), plus whatever
+// the observers write (act_stats.csv: studies/instruments/act_stats.h).
 #pragma once
 #include <array>
 
@@ -24,6 +25,7 @@ struct ViTRunResult : TrainResult {
 // Checks everything (the settings, the data, a resumed checkpoint) before writing any
 // file; bad input, and a file write that fails, throw nl::Error naming the problem. A
 // SIGINT/SIGTERM or a non-finite loss or gradient ends the run early (result.end).
-ViTRunResult run_vit(const ViTRunConfig& config);
+using ViTObserverFactory = ObserverFactory<ViTTask>;
+ViTRunResult run_vit(const ViTRunConfig& config, const std::vector<ViTObserverFactory>& observers = {});
 
 }  // namespace nl

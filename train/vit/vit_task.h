@@ -32,6 +32,7 @@ class ViTTask : public TrainTask {
   explicit ViTTask(const ViTRunConfig& c);
 
   ViT& vit() { return *model_; }
+  const ViTRunConfig& config() const { return c_; }
   const FashionMnist& data() const { return data_; }
   // The schedule's length: --steps, or --epochs in whole steps.
   int64_t steps() const;
