@@ -1,6 +1,7 @@
 #include "train/gpt/gpt_run.h"
 
 #include "train/flags/families.h"
+#include "train/flags/prepare_run.h"
 #include "train/flags/gpt_flags.h"
 
 namespace nl {
