@@ -7,11 +7,8 @@
 #pragma once
 #include <string>
 
-#include <nlohmann/json.hpp>  // recipe_keys_of reads FlagParser::values()
-
 #include "nn/norms/norm.h"
 #include "train/flags/flag_parser.h"
-#include "train/io/run_dir.h"  // check_fresh_folder
 #include "train/loop/train_config.h"
 
 namespace nl {
@@ -54,30 +51,5 @@ void add_norms_list_flag(FlagParser& p, std::vector<std::string>& norms);
 
 // --data: the folder a model's data comes from.
 void add_data_flag(FlagParser& p, std::string& dir, const std::string& what);
-
-// The keys of the Recipe flags (FlagParser::recipe_keys) that `add` declares, what a
-// resumed run of a config made in code must not change; and in `defaults` their values
-// for a default Config (FlagParser::values, as JSON), what a run recorded by an older
-// version without one of the flags had.
-template <class Config>
-std::vector<std::string> recipe_keys_of(void (*add)(FlagParser&, Config&), std::string& defaults) {
-  FlagParser p("", "");
-  Config c;
-  add(p, c);
-  defaults = p.values().dump();
-  return p.recipe_keys();
-}
-
-// What run_gpt and run_vit do before the data is read and the model built: run every
-// check of the config's flags (`check`: check_gpt_run, check_vit_run), keep the
-// config.json it returns unless the program recorded its own, note which keys are the
-// recipe a resume must not change, and refuse an --out that holds another run.
-template <class Config>
-void prepare_run(Config& c, std::string (*check)(const Config&), void (*add)(FlagParser&, Config&)) {
-  const std::string recorded = check(c);
-  if (c.config_json.empty()) c.config_json = recorded;
-  c.recipe_keys = recipe_keys_of(add, c.recipe_defaults);
-  check_fresh_folder(c.out_dir, "--out", c.resume, c.overwrite);
-}
 
 }  // namespace nl

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "train/flags/families.h"
+#include "train/flags/prepare_run.h"
 #include "train/flags/gpt_flags.h"
 #include "train/flags/option_warnings.h"
 #include "train/safety/distributed.h"

@@ -1,6 +1,7 @@
 #include "train/vit/vit_run.h"
 
 #include "train/flags/families.h"
+#include "train/flags/prepare_run.h"
 #include "train/flags/vit_flags.h"
 
 namespace nl {
