@@ -285,8 +285,11 @@ int compare_norms_main(const std::vector<std::string>& args) {
         first_recipe_difference(nlohmann::ordered_json::parse(tuned["recipe"].dump()), p.values(), keys,
                                 nlohmann::ordered_json::object(), "there", "here");
     if (!difference.empty()) {
-      std::fprintf(stderr, "--tuned-results %s: a tuned comparison of another recipe (%s); the report reads nothing "
-                   "from it\n", tuned_file.c_str(), difference.c_str());
+      // said only when asked for: the default file is the demo's, and another recipe's
+      // comparison (a shorter test, other runs) has nothing to learn from it
+      if (p.given("--tuned-results"))
+        std::fprintf(stderr, "--tuned-results %s: a tuned comparison of another recipe (%s); the report reads "
+                     "nothing from it\n", tuned_file.c_str(), difference.c_str());
       tuned = nullptr;
     }
   }
