@@ -14,6 +14,8 @@
 #                   DEMO_FLAGS for a shorter recipe)
 #   make demo-tuned each of the demo's norms and recipes at its best of the same grid of
 #                   settings, chosen on a tuning split (docs/results/demo_tuned.md; ~30 min)
+#   make bhyt-gap   why bhyt-released trails ln-released: controls and a long run (~1 h)
+#   make dyt-trains which DyT settings leave the unigram plateau, 3 seeds each (~20 min)
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
 #          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
@@ -243,7 +245,7 @@ endif
 $(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/%),$(LIB_OBJS)): CXXFLAGS += $(COLD_OPT)
 TEST_BIN := $(BUILD)/run_tests
 
-.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench-gemm-libs bench benches demo demo-tuned demo-vit clean
+.PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench-gemm-libs bench benches demo demo-tuned demo-vit bhyt-gap dyt-trains clean
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
@@ -356,6 +358,16 @@ demo-tuned: deps
 demo-vit: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
 	@bash scripts/demo_vit.sh $(BUILD)
+
+# GAP_FLAGS, GAP_OUT: scripts/bhyt_gap.sh (docs/results/bhyt_gap.md; about an hour on 2 cores)
+bhyt-gap: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
+	@GAP_FLAGS="$(GAP_FLAGS)" GAP_OUT="$(GAP_OUT)" bash scripts/bhyt_gap.sh $(BUILD)
+
+# TRAINS_FLAGS, TRAINS_OUT: scripts/dyt_trains.sh (docs/results/dyt_trains.md; ~20 min on 2 cores)
+dyt-trains: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(CLIS)
+	@TRAINS_FLAGS="$(TRAINS_FLAGS)" TRAINS_OUT="$(TRAINS_OUT)" bash scripts/dyt_trains.sh $(BUILD)
 
 clean:
 	rm -rf build

@@ -88,6 +88,7 @@ void describe_norm(json& j, const NormConfig& n, const std::string& final_norm) 
   for (const NormOption& o : norm_options()) {
     if (!declared(o, n.name) && !declared(o, final_norm)) continue;
     if (!n.has(o.name)) continue;
+    if (o.quiet_default && n.option(o.name) == o.initial) continue;
     const std::string key = key_of(o.name);
     if (!o.choices.empty()) j[key] = n.choice(o.name);
     else j[key] = o.integer ? json((int64_t)n.option(o.name)) : number((float)n.option(o.name));

@@ -16,9 +16,9 @@ namespace nl {
 
 float NormConfig::kappa() const { return 1.0f / std::sqrt(1.0f - (float)option("bhyt-p")); }
 
-BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_, bool centred_)
+BHyT::BHyT(int64_t dim, float lambda0, float kappa_, float eps_, bool centred_, float gamma0)
     : kappa(kappa_), eps(eps_), centred(centred_) {
-  weight = register_parameter("weight", Tensor::ones({dim}));
+  weight = register_parameter("weight", Tensor::full({dim}, gamma0));
   lambda = register_parameter("lambda", Tensor::full({1}, lambda0));
 }
 Var BHyT::forward(const Var& x) const { return ag::bhyt(x, weight, lambda, kappa, eps, centred); }
@@ -68,7 +68,13 @@ std::shared_ptr<Norm> make_bhyt(const NormConfig& c, int64_t dim, NormPlace plac
   double lambda0 = c.option("bhyt-lambda");
   if (place == NormPlace::Attention) lambda0 = c.option("bhyt-lambda-attn");
   if (place == NormPlace::Mlp) lambda0 = c.option("bhyt-lambda-mlp");
-  return std::make_shared<BHyT>(dim, (float)lambda0, c.kappa(), c.eps, c.choice("bhyt-form") == "paper");
+  // kappa / lambda0: for a small argument gamma tanh(lambda x / (kappa s)) ~ (gamma lambda / kappa) x / s,
+  // so this gamma starts the layer as an RMSNorm of gain 1 (docs/norms/bhyt.md, the controls)
+  const bool inverse = c.choice("bhyt-gamma0") == "kappa-over-lambda";
+  NL_CHECK(!inverse || lambda0 != 0, "--bhyt-gamma0 kappa-over-lambda needs a nonzero initial lambda at every BHyT site");
+  const double gamma0 = inverse ? c.kappa() / lambda0 : 1.0;
+  return std::make_shared<BHyT>(dim, (float)lambda0, c.kappa(), c.eps, c.choice("bhyt-form") == "paper",
+                                (float)gamma0);
 }
 
 // The released UpdateScalerCallback's interval: about 50 refreshes per run, at most every 1000 steps.
@@ -92,6 +98,10 @@ const std::vector<NormOption>& bhyt_options() {
        "BHyT's denominator: paper, kappa sqrt(s^2 + eps) + |mu|; code, kappa sqrt(mean(x^2) + eps) with no centring, "
        "as the released code computes",
        true, false, false, {"paper", "code"}},
+      {"bhyt-gamma0", 0, 0, 1,
+       "BHyT's initial gamma: one, or kappa-over-lambda (each site's kappa / lambda0, which starts it as an RMSNorm "
+       "of gain 1)",
+       true, false, false, {"one", "kappa-over-lambda"}, {}, nullptr, true},
   };
   return options;
 }

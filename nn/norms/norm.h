@@ -30,6 +30,10 @@ struct NormOption {
   // The value 0 stands for `auto` (the flag takes the word), which a run of `steps`
   // steps replaces by auto_value(steps) (resolve_for_run, nn/norms/registry.h).
   int64_t (*auto_value)(int64_t steps) = nullptr;
+  // Described (nn/model_json.h) only when not at its default: an option added to a kind
+  // after models of it were saved leaves their descriptions, and so the resumption of
+  // their checkpoints, as they were.
+  bool quiet_default = false;
 };
 
 // The settings of the norms of one model: the kind's name, eps, and the options the

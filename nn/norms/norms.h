@@ -19,11 +19,15 @@ class LayerNorm : public Norm {
 // RMS(x) = gamma x / sqrt(ms + eps), + beta when with_bias (cbwc) nn/norms/rmsnorm.cpp
 class RMSNorm : public Norm {
  public:
-  RMSNorm(int64_t dim, float eps, bool with_bias);
+  // gain0: gamma's initial value; learnt_gain false: gamma stays gain0 (no parameter)
+  RMSNorm(int64_t dim, float eps, bool with_bias, float gain0 = 1.0f, bool learnt_gain = true);
   Var forward(const Var& x) const override;  // ag::rms_norm
   Var composite(const Var& x) const override;
-  Var weight, bias;  // bias undefined unless with_bias
+  Var weight, bias;  // bias undefined unless with_bias; weight a constant when the gain is fixed
   float eps;
+
+ private:
+  Var gain_for(const Var& x) const;  // weight, on x's device
 };
 
 // DyT(x) = gamma tanh(alpha x) + beta, alpha one scalar          nn/norms/dyt.cpp
@@ -42,7 +46,7 @@ class DyT : public Norm {
 // kappa sqrt(mean(x^2) + eps): no centring, no |mu|.
 class BHyT : public Norm {
  public:
-  BHyT(int64_t dim, float lambda0, float kappa, float eps, bool centred = true);
+  BHyT(int64_t dim, float lambda0, float kappa, float eps, bool centred = true, float gamma0 = 1.0f);
   Var forward(const Var& x) const override;                      // exact BHyT*, ag::bhyt
   Var composite(const Var& x) const override;
   Var forward_with_denom(const Var& x, const Var& denom) const;  // given per-token denominators

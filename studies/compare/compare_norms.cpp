@@ -66,16 +66,6 @@ void write_summary(const std::string& path, const std::vector<DemoRow>& rows) {
   write_text_file(path, text);
 }
 
-// The flags given to compare_norms itself (not its defaults), which every run takes
-// before its own: a run's recipe then keeps every setting the command line does not name.
-std::vector<std::string> given_flags(const FlagParser& p, const std::vector<std::string>& skip) {
-  const nlohmann::ordered_json values = p.values();
-  nlohmann::ordered_json given = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : values.items())
-    if (key != "program" && p.given(flag_of_key(key))) given[key] = value;
-  return flags_from_values(given, skip);
-}
-
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // For each row that is stuck, diverged or behind its ln: what the tuned comparison found for
@@ -269,7 +259,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
   std::vector<RunSpec> runs;
   p.check([&] { runs = parse_run_specs(run_texts); });
   if (!p.parse(args)) return 0;
-  const std::vector<std::string> common = given_flags(p, {"threads", "jobs", "runs"});
+  const std::vector<std::string> common = given_run_flags(p, {"threads", "jobs", "runs"});
   if (!tune.doc.empty()) check_doc_folder(tune.doc);  // before hours of training go into it
   if (!tune.axes.empty()) return run_tuned_comparison(p, f, base, common, runs, tune, args);
   // read before any run: a file that is there but unreadable stops the study now

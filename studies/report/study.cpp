@@ -99,6 +99,14 @@ void add_study_run_flags(FlagParser& p, int& jobs, bool& reuse) {
   p.toggle("--reuse", reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
 }
 
+std::vector<std::string> given_run_flags(const FlagParser& p, const std::vector<std::string>& skip) {
+  const nlohmann::ordered_json values = p.values();
+  nlohmann::ordered_json given = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : values.items())
+    if (key != "program" && p.given(flag_of_key(key))) given[key] = value;
+  return flags_from_values(given, skip);
+}
+
 void add_seeds_flag(FlagParser& p, std::vector<int64_t>& seeds, const std::string& what) {
   p.integer_list("--seeds", seeds, 0, INT64_MAX, "seeds: every " + what + " is trained once per seed");
 }

@@ -74,6 +74,11 @@ std::vector<std::string> study_own_keys(const FlagParser& study, const FlagParse
 // study_own_keys for a study whose runs are train_gpt's (regime_study, depth_study).
 std::vector<std::string> gpt_study_own_keys(const FlagParser& study, const std::vector<std::string>& set_per_run);
 
+// The flags given to a study itself (not its defaults), but those of the keys in `skip`,
+// as command-line flags: every run takes them before its own, so a run's recipe keeps
+// every setting the command line does not name.
+std::vector<std::string> given_run_flags(const FlagParser& p, const std::vector<std::string>& skip);
+
 // The flags of the study family, each declared here once for every study program
 // (compare_norms, compare_vit, depth_study, regime_study):
 // --jobs N (runs at a time) and --reuse (render from OUT/results.json alone).

@@ -1,0 +1,103 @@
+#include "studies/compare/seeded_arms.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/compare/comparison.h"
+#include "studies/report/study.h"
+#include "studies/report/verdicts.h"
+#include "tensor/error.h"
+#include "train/data/text_data.h"
+#include "train/io/files.h"
+
+namespace nl {
+
+using json = nlohmann::json;
+
+std::string seeded_label(const std::string& prefix, const std::string& arm, int64_t seed) {
+  return prefix + arm + "-s" + std::to_string(seed);
+}
+
+const json* find_seeded_run(const json& results, const std::string& label) {
+  for (const json& run : results["runs"])
+    if (run["label"] == label) return &run;
+  return nullptr;
+}
+
+namespace {
+
+// A run's validation loss at `step` from its curve (NaN when it has none there).
+double val_at(const json& run, int64_t step) {
+  for (const auto& [s, v] : run["curve"].get<std::vector<std::pair<int64_t, std::string>>>())
+    if (s == step) return std::strtod(v.c_str(), nullptr);
+  return NAN;
+}
+
+bool finished(const json* run) {
+  return run && (*run)["exit_code"] == 0 && (*run)["result"].is_object() && !(*run)["result"].value("diverged", true);
+}
+
+}  // namespace
+
+ArmSeeds arm_seeds(const json& results, const std::string& prefix, const std::string& arm,
+                   const std::string& reference, int64_t step) {
+  ArmSeeds out;
+  const double unigram = results["unigram_loss"];
+  for (const json& s : results["seeds"]) {
+    const int64_t seed = s.get<int64_t>();
+    const json* run = find_seeded_run(results, seeded_label(prefix, arm, seed));
+    const json* ref = reference.empty() ? nullptr : find_seeded_run(results, seeded_label(prefix, reference, seed));
+    auto loss = [&](const json* r) {
+      return !finished(r) ? NAN : step > 0 ? val_at(*r, step) : result_number((*r)["result"], "val_loss");
+    };
+    const double v = loss(run), rv = loss(ref);
+    if (finished(run) && std::isnan(v)) continue;  // no validation at that step: no evidence either way
+    const std::string status = status_against_ln(!finished(run), v, ref ? rv : NAN, unigram);
+    if (status.rfind("stuck", 0) == 0 || status.rfind("DIVERGED", 0) == 0) {
+      ++out.did_not_train;
+      continue;
+    }
+    out.val.push_back(v);
+    out.trained_seeds.push_back(seed);
+    if (ref && !std::isnan(rv)) out.gap.push_back(percent_above(v, rv));
+  }
+  return out;
+}
+
+std::string seeds_text(const std::vector<double>& v, const char* format) {
+  return v.empty() ? "-" : range_text(v, format);
+}
+
+void add_seeded_study_flags(FlagParser& p, SeededStudyFlags& f, const std::string& what) {
+  add_comparison_flags(p, f.comparison);
+  add_seeds_flag(p, f.seeds, what);
+  p.text("--doc", f.doc, "also write the report to this file, and results.json beside it as its name with .json",
+         FlagRole::Control);
+}
+
+void check_seeded_study_flags(const SeededStudyFlags& f) {
+  NL_CHECK(!f.seeds.empty(), "--seeds: give at least one seed");
+  if (!f.doc.empty()) check_doc_folder(f.doc);
+}
+
+json seeded_study_fields(const std::string& program, const std::vector<std::string>& args,
+                         const std::vector<int64_t>& seeds, const std::string& data_dir, int64_t train_bytes) {
+  return {{"command", study_command(program, args)},
+          {"seeds", seeds},
+          {"unigram_loss", unigram_loss(load_fortunes(data_dir, train_bytes).train)}};
+}
+
+int finish_seeded_study(const std::string& out, const std::string& doc, const std::string& report,
+                        const json& results) {
+  write_text_file(out + "/report.md", report);
+  write_doc_copy(doc, report, results);
+  std::printf("%s", report.c_str());
+  for (const json& run : results["runs"])
+    if (run["exit_code"] != 0 && run["exit_code"] != 1) return 1;  // a run that failed is not a result
+  return 0;
+}
+
+}  // namespace nl

@@ -1,0 +1,67 @@
+// What the seeded comparisons (bhyt_gap, dyt_trains) share: arms, each a set of train_gpt
+// flags trained once per seed as an ordinary run in OUT/<prefix><arm>-s<seed>/, and read
+// back from the comparison's results.json (studies/compare/comparison.h) seed by seed
+// against a reference arm of the same seed.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "studies/compare/comparison.h"
+
+namespace nl {
+
+// One arm: its label, its train_gpt flags, the arm it is read against ("": none, it is a
+// reference) and what it tests (a line of the report).
+struct SeededArm {
+  std::string label, flags, reference, tests;
+};
+
+// "<prefix><arm>-s<seed>": the run's label and folder.
+std::string seeded_label(const std::string& prefix, const std::string& arm, int64_t seed);
+
+// The run of that label in results["runs"] (nullptr when there is none).
+const nlohmann::json* find_seeded_run(const nlohmann::json& results, const std::string& label);
+
+// The arm's runs over results["seeds"] at `step` of its validation curve (0: its final
+// validation loss), each against the reference's run of the same seed. A seed whose run
+// did not train (diverged, failed, or stuck near the unigram loss: status_against_ln,
+// studies/report/verdicts.h) is counted in did_not_train and left out of val and gap.
+struct ArmSeeds {
+  std::vector<double> val;  // the trained seeds' losses
+  std::vector<double> gap;  // 100 (loss - reference's) / reference's, where both have one
+  std::vector<int64_t> trained_seeds;
+  int did_not_train = 0;
+};
+ArmSeeds arm_seeds(const nlohmann::json& results, const std::string& prefix, const std::string& arm,
+                   const std::string& reference, int64_t step = 0);
+
+// "mean (smallest-largest)" of a sample over seeds (range_text), "-" for none.
+std::string seeds_text(const std::vector<double>& v, const char* format);
+
+// The flags a seeded study adds to the run flags: --jobs, --reuse, --seeds (every `what`
+// is trained once per seed; 1337, 1338, 1339 by default) and --doc.
+struct SeededStudyFlags {
+  ComparisonFlags comparison;
+  std::vector<int64_t> seeds = {1337, 1338, 1339};
+  std::string doc;
+};
+void add_seeded_study_flags(FlagParser& p, SeededStudyFlags& f, const std::string& what);
+// After parsing, before any run: at least one seed, and a --doc folder that can be written.
+void check_seeded_study_flags(const SeededStudyFlags& f);
+
+// What every seeded study's results.json holds beside the comparison's header and runs:
+// the command line, the seeds, the unigram loss of the training text (`data_dir`, its
+// first `train_bytes`; missing data stops the study here, before any run).
+nlohmann::json seeded_study_fields(const std::string& program, const std::vector<std::string>& args,
+                                   const std::vector<int64_t>& seeds, const std::string& data_dir,
+                                   int64_t train_bytes);
+
+// Writes OUT/report.md and the --doc copy (with the results beside it) and prints the
+// report; returns 1 when a run failed (an exit other than 0 or a NaN/inf stop), else 0.
+int finish_seeded_study(const std::string& out, const std::string& doc, const std::string& report,
+                        const nlohmann::json& results);
+
+}  // namespace nl
