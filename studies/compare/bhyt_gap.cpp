@@ -247,6 +247,10 @@ int bhyt_gap_main(const std::vector<std::string>& args) {
     for (const SeededArm& a : bhyt_gap_long_arms()) extra["long_flags"][a.label] = tuned[a.label];
   }
   const std::vector<std::string> common = given_run_flags(p, gpt_study_own_keys(p, {"threads"}));
+  if (f.dry_run) {
+    print_seeded_plan("bhyt_gap", common, runs, out, f);
+    return 0;
+  }
   const json results =
       compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, 2, false, kGapFields, extra);
   json long_runs = json::array();

@@ -166,6 +166,10 @@ int dyt_trains_main(const std::vector<std::string>& args) {
     extra = seeded_study_fields("dyt_trains", args, f.seeds, base.data_dir, base.train_bytes);
   }
   const std::vector<std::string> common = given_run_flags(p, gpt_study_own_keys(p, {"threads"}));
+  if (f.dry_run) {
+    print_seeded_plan("dyt_trains", common, runs, out, f);
+    return 0;
+  }
   json results =
       compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, 2, false, kTrainsFields, extra);
   if (!f.comparison.reuse) {  // the final norm's saturation, kept in results.json: --reuse needs no run folder

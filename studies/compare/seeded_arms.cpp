@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -74,13 +75,38 @@ std::string seeds_text(const std::vector<double>& v, const char* format) {
 void add_seeded_study_flags(FlagParser& p, SeededStudyFlags& f, const std::string& what) {
   add_comparison_flags(p, f.comparison);
   add_seeds_flag(p, f.seeds, what);
+  add_dry_run_flag(p, f.dry_run);
+  add_step_ms_flag(p, f.step_ms);
   p.text("--doc", f.doc, "also write the report to this file, and results.json beside it as its name with .json",
          FlagRole::Control);
 }
 
 void check_seeded_study_flags(const SeededStudyFlags& f) {
   NL_CHECK(!f.seeds.empty(), "--seeds: give at least one seed");
+  NL_CHECK(!f.dry_run || !f.comparison.reuse, "--dry-run prices runs to train; --reuse trains none: give one of them");
   if (!f.doc.empty()) check_doc_folder(f.doc);
+}
+
+void print_seeded_plan(const std::string& study, const std::vector<std::string>& common,
+                       const std::vector<RunSpec>& runs, const std::string& out, const SeededStudyFlags& f) {
+  std::vector<GridCell> cells;
+  for (const RunSpec& r : runs) {
+    GridCell cell{r.label, "train_gpt", common, out + "/" + r.label};
+    cell.args.insert(cell.args.end(), r.args.begin(), r.args.end());
+    cells.push_back(cell);
+  }
+  const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
+  double seconds = 0;
+  size_t finished = 0;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (std::filesystem::exists(cells[i].out_dir + "/result.json")) ++finished;
+    else seconds += (double)planned_steps(configs[i]) * f.step_ms / 1000.0;
+  }
+  const int jobs = effective_jobs(f.comparison.jobs);
+  std::printf("%s: %zu runs (%zu seeds), %zu finished in %s already (kept); about %.1f minutes at %d at a time (%.0f "
+              "ms a step, --step-ms)\n",
+              study.c_str(), runs.size(), f.seeds.size(), finished, out.c_str(), seconds / 60.0 / jobs, jobs,
+              f.step_ms);
 }
 
 json seeded_study_fields(const std::string& program, const std::vector<std::string>& args,

@@ -47,10 +47,18 @@ struct SeededStudyFlags {
   ComparisonFlags comparison;
   std::vector<int64_t> seeds = {1337, 1338, 1339};
   std::string doc;
+  bool dry_run = false;  // --dry-run, priced at --step-ms
+  double step_ms = 87;
 };
 void add_seeded_study_flags(FlagParser& p, SeededStudyFlags& f, const std::string& what);
 // After parsing, before any run: at least one seed, and a --doc folder that can be written.
 void check_seeded_study_flags(const SeededStudyFlags& f);
+
+// --dry-run: every run's flags checked as the grid checks them (a bad one stops here too),
+// then how many runs there are, how many OUT already holds finished (kept), and the
+// minutes the others take at f.step_ms a step, f.comparison.jobs at a time.
+void print_seeded_plan(const std::string& study, const std::vector<std::string>& common,
+                       const std::vector<RunSpec>& runs, const std::string& out, const SeededStudyFlags& f);
 
 // What every seeded study's results.json holds beside the comparison's header and runs:
 // the command line, the seeds, the unigram loss of the training text (`data_dir`, its

@@ -221,11 +221,8 @@ void add_tune_flags(FlagParser& p, TuneOptions& t) {
             "with --tune: the tuning split, the last N bytes of the training text (of --train-bytes'), which no cell "
             "trains on",
             FlagRole::Control);
-  p.real("--step-ms", t.step_ms, 0.001, 1e7,
-         "--dry-run's ms per training step, one thread, two runs at a time (87: make demo's 13 runs of 500 steps in "
-         "4.7 min on 2 cores, 2026-12-02)",
-         FlagRole::Control);
-  p.toggle("--dry-run", t.dry_run, "print the cells and the estimated time, and stop", FlagRole::Control);
+  add_step_ms_flag(p, t.step_ms);
+  add_dry_run_flag(p, t.dry_run);
   p.text("--doc", t.doc, "also write the report to this file, and results.json beside it as its name with .json",
          FlagRole::Control);
   p.check([&] {

@@ -326,7 +326,7 @@ int regime_study_main(const std::vector<std::string>& args) {
            "train nothing: the report of this grid from the cells --cells-from's files have, the others listed as "
            "not run (a grid grown a block at a time, each block its own invocation)",
            FlagRole::Control);
-  p.toggle("--dry-run", dry_run, "print the cells and the estimated time, and stop", FlagRole::Control);
+  add_dry_run_flag(p, dry_run);
   add_report_flags(p, doc, plot_script, "the plots");
   RegimePlan plan;
   std::string llama_note;

@@ -104,6 +104,13 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
                        {"--tuned-results " + tuned_json + " --seeds ''", "--seeds"}},
                       tmp);
   const std::string flags = kTiny + " --seeds 1,2 --long-steps 6 --long-eval-every 2 --tuned-results " + tuned_json;
+  // --dry-run prices the runs and trains none
+  const RunResult dry = run_program(kGap, flags + " --out " + out + " --dry-run --step-ms 1000 --jobs 2", tmp);
+  INFO("dry run: " << dry.out << dry.err);
+  REQUIRE(dry.code == 0);
+  // 2 x 10 controls of 4 steps and 2 x 3 long runs of 6: 116 s at 2 at a time
+  CHECK_THAT(dry.out, Contains("bhyt_gap: 26 runs (2 seeds), 0 finished") && Contains("about 1.0 minutes at 2"));
+  CHECK_FALSE(fs::exists(out));
   const RunResult r = run_program(kGap, flags + " --out " + out, tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
@@ -125,4 +132,5 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
   INFO("stderr: " << again.err);
   REQUIRE(again.code == 0);
   CHECK(read_bytes(out + "/report.md") == md);
+  CHECK_THAT(run_program(kGap, flags + " --out " + out + " --dry-run", tmp).out, Contains("25 finished"));
 }

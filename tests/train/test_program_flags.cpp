@@ -5,12 +5,14 @@
 // exit 2 with one line naming the flag, the same line in every program that shares the
 // flag (after "program: error: "), and write nothing: it runs
 // in an empty folder of its own (where its default --out and --doc would land), which
-// must stay empty, and the --out it is given must not appear.
+// must stay empty, and the --out it is given must not appear. Its --help keeps within
+// 100 columns, and a training program's lists the flags under their families' headings.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "tests/train/run_fixtures.h"
@@ -47,6 +49,14 @@ TEST_CASE("program flags: every program in apps/ refuses bad flags with exit 2, 
     const RunResult help = run_program(in_work, "--help", tmp);
     REQUIRE(help.code == 0);
     auto lists = [&](const std::string& flag) { return help.out.find("  " + flag + " ") != std::string::npos; };
+    // --help within 100 columns, a training program's flags under their families' headings
+    std::istringstream help_lines(help.out);
+    size_t widest = 0;
+    for (std::string line; std::getline(help_lines, line);) widest = std::max(widest, line.size());
+    CHECK(widest <= 100);
+    if (lists("--lr"))
+      CHECK_THAT(help.out, Contains("\nModel:\n") && Contains("\nNorm:\n") &&
+                               Contains("\nOptimizer and schedule:\n") && Contains("\nRun:\n"));
 
     std::vector<std::pair<std::string, std::string>> bad = {{"--no-such-flag 1", "--no-such-flag"}};
     for (const char* flag : {"--threads 0", "--seed -1", "--seeds -1", "--jobs -1", "--dim 0", "--lr nan"}) {

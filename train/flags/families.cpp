@@ -12,6 +12,7 @@
 namespace nl {
 
 void add_trunk_flags(FlagParser& p, int64_t& layers, int64_t& dim, int64_t& heads) {
+  p.group("Model");
   p.integer("--layers", layers, 1, kMaxLayers, "transformer blocks");
   p.integer("--dim", dim, 1, kMaxDim, "model width");
   p.integer("--heads", heads, 1, kMaxDim, "attention heads (must divide --dim)");
@@ -22,6 +23,7 @@ void add_trunk_flags(FlagParser& p, int64_t& layers, int64_t& dim, int64_t& head
 }
 
 void add_final_norm_flag(FlagParser& p, std::string& final_norm) {
+  p.group("Norm");
   std::vector<std::string> names = {""};
   for (const NormKind& k : norm_kinds()) names.push_back(k.name);
   p.choice("--final-norm", final_norm, names,
@@ -30,6 +32,7 @@ void add_final_norm_flag(FlagParser& p, std::string& final_norm) {
 }
 
 void add_norm_flags(FlagParser& p, NormConfig& n) {
+  p.group("Norm");
   std::vector<std::string> names;
   std::string help = "the normalization layer, one of:";
   for (const NormKind& k : norm_kinds()) {
@@ -90,6 +93,7 @@ void add_seed_flag(FlagParser& p, uint64_t& seed) {
 }
 
 void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps) {
+  p.group("Optimizer and schedule");
   p.integer("--batch", c.batch, 1, kMaxBatch, "examples per step (the global batch over all ranks)");
   p.integer("--steps", c.steps, min_steps, kMaxSteps,
             min_steps == 0 ? "training steps (the schedule's length; 0: from --epochs)" : "training steps (the schedule's length)");
@@ -112,10 +116,12 @@ void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps) {
 }
 
 void add_threads_flag(FlagParser& p, int& threads) {
+  p.group("Run");
   p.integer("--threads", threads, 1, kMaxThreads, "CPU threads (OpenMP and OpenBLAS)", FlagRole::Setting);
 }
 
 void add_run_flags(FlagParser& p, TrainConfig& c) {
+  p.group("Run");
   p.integer("--eval-every", c.eval_every, 1, kMaxSteps, "validate every N steps (and at the last)", FlagRole::Setting);
   add_threads_flag(p, c.threads);
   p.choice("--threads-adapt", c.threads_adapt, {"on", "off"},
@@ -131,8 +137,8 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
            FlagRole::Control);
   // recorded, but not a recipe a resumed run must repeat: the checkpoint holds what it gave
   p.text("--init-from", c.init_from,
-         "start from the weights in this safetensors file (the model's parameter names and shapes; a fresh "
-         "optimizer)",
+         "start from the weights in this safetensors file, or in a run folder's checkpoint.safetensors (the "
+         "model's parameter names and shapes; F16 and BF16 read as F32; a fresh optimizer)",
          FlagRole::Setting);
   p.integer("--extend-to", c.extend_to, 0, kMaxSteps,
             "train past --steps to this step at the lr of step --steps held flat (the cosine's end, about --min-lr): "
@@ -159,6 +165,7 @@ void add_run_flags(FlagParser& p, TrainConfig& c) {
 }
 
 void add_device_flag(FlagParser& p, std::string& device, const std::string& what) {
+  p.group("Run");
   p.choice("--device", device, {"cpu", "cuda"}, what + " (cuda needs make CUDA=1 and a GPU)", FlagRole::Setting);
   // refused here, before any data is read or model built, rather than at the first tensor op
   p.check([&device] {
@@ -177,6 +184,7 @@ void add_norms_list_flag(FlagParser& p, std::vector<std::string>& norms) {
 }
 
 void add_data_flag(FlagParser& p, std::string& dir, const std::string& what) {
+  p.group("Data");
   p.text("--data", dir, "directory of " + what);
 }
 

@@ -50,6 +50,80 @@ bool valid_utf8(const std::string& s) {
   return true;
 }
 
+// Words of `text` in lines of at most `width` columns; a line of the text that starts
+// with spaces (a list under a flag, as --norm's kinds) keeps them and indents its
+// continuation lines two more. A word longer than a line is cut at the line's end.
+std::vector<std::string> wrap_text(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::stringstream paragraphs(text);
+  std::string paragraph;
+  while (std::getline(paragraphs, paragraph)) {
+    const size_t lead = paragraph.find_first_not_of(' ');
+    if (lead == std::string::npos) {
+      lines.emplace_back();
+      continue;
+    }
+    const std::string indent(lead, ' '), hanging(lead > 0 ? lead + 2 : 0, ' ');
+    std::stringstream words(paragraph.substr(lead));
+    std::string word, line = indent;
+    bool first_word = true;
+    while (words >> word) {
+      if (!first_word && line.size() + 1 + word.size() > width) {
+        lines.push_back(line);
+        line = hanging;
+        first_word = true;
+      }
+      // a word longer than the line (a long default list) is cut where the line ends
+      while (line.size() + (first_word ? 0 : 1) + word.size() > width && line.size() + 2 < width) {
+        const size_t room = width - line.size() - (first_word ? 0 : 1);
+        lines.push_back(line + (first_word ? "" : " ") + word.substr(0, room));
+        word = word.substr(room);
+        line = hanging;
+        first_word = true;
+      }
+      line += (first_word ? "" : " ") + word;
+      first_word = false;
+    }
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// --help within kHelpWidth columns: the summary and each flag's text word-wrapped, the
+// flags under their families' headings (FlagParser::group).
+constexpr size_t kHelpWidth = 100, kHelpNameWidth = 30;
+class WrappingFormatter : public CLI::Formatter {
+ public:
+  WrappingFormatter() { column_width(kHelpNameWidth); }
+  std::string make_description(const CLI::App* app) const override {
+    std::string out;
+    for (const std::string& line : wrap_text(app->get_description(), kHelpWidth)) out += line + "\n";
+    return out;
+  }
+  std::string make_option(const CLI::Option* opt, bool is_positional) const override {
+    std::string opts = make_option_opts(opt), text = make_option_desc(opt);
+    const std::string flag = "  " + make_option_name(opt, is_positional);
+    // a default too long for the flag's line goes under its text
+    const size_t eq = opts.find('=');
+    if (flag.size() + opts.size() > kHelpNameWidth + 20 && eq != std::string::npos) {
+      text += "\n  default: " + opts.substr(eq + 1);
+      opts = opts.substr(0, eq);
+    }
+    const std::string name = flag + opts;
+    const std::vector<std::string> desc = wrap_text(text, kHelpWidth - kHelpNameWidth);
+    const std::string pad(kHelpNameWidth, ' ');
+    std::string out = name;
+    size_t first = 0;
+    if (name.size() < kHelpNameWidth && !desc.empty()) {
+      out += std::string(kHelpNameWidth - name.size(), ' ') + desc[0];
+      first = 1;
+    }
+    out += "\n";
+    for (size_t i = first; i < desc.size(); ++i) out += pad + desc[i] + "\n";
+    return out;
+  }
+};
+
 }  // namespace
 
 int64_t flag_integer(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
@@ -128,8 +202,10 @@ struct FlagParser::Impl {
   std::vector<std::string> omitted;
   std::vector<std::pair<std::string, std::function<std::vector<std::string>(const std::string&)>>> implications;
   std::vector<std::pair<std::string, std::function<std::string()>>> infos;
+  std::string group = "Options";  // the heading of the flags declared next
 
   Impl(std::string p, std::string s) : program(std::move(p)), summary(std::move(s)), app(summary, program) {
+    app.formatter(std::make_shared<WrappingFormatter>());
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.allow_extras();
     app.add_option("--config", config_path,
@@ -153,6 +229,7 @@ struct FlagParser::Impl {
       e.option = app.add_option(flag, e.raw, help)->type_name(type_name);
       e.option->default_str(e.raw);
     }
+    e.option->group(group);
     return e;
   }
 
@@ -260,6 +337,8 @@ FlagParser::FlagParser(std::string program, std::string summary)
 FlagParser::~FlagParser() = default;
 
 const std::string& FlagParser::program() const { return impl_->program; }
+
+void FlagParser::group(const std::string& name) { impl_->group = name; }
 
 void FlagParser::integer(const std::string& flag, int64_t& target, int64_t lo, int64_t hi, const std::string& help,
                          FlagRole role) {
@@ -380,7 +459,7 @@ void FlagParser::implies(const std::string& flag,
 }
 
 void FlagParser::info(const std::string& flag, const std::string& help, std::function<std::string()> print) {
-  impl_->app.add_flag(flag, help);
+  impl_->app.add_flag(flag, help)->group(impl_->group);
   impl_->infos.emplace_back(flag, std::move(print));
 }
 

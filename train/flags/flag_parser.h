@@ -35,6 +35,10 @@ class FlagParser {
   FlagParser(const FlagParser&) = delete;
   FlagParser& operator=(const FlagParser&) = delete;
 
+  // The heading --help lists the flags declared from now on under ("Model", "Norm",
+  // "Optimizer and schedule", "Data", "Run", "Study"): each family names its own.
+  void group(const std::string& name);
+
   // Flags a family declares that this program does not take (a study sets --norm and
   // --out itself): they keep their default, are refused as unknown, and are not
   // recorded. Call before the families declare them.

@@ -49,6 +49,7 @@ void add_gpt_model_flags(FlagParser& p, GPTConfig& m) {
                             : std::vector<std::string>{};
   });
   add_final_norm_flag(p, m.final_norm);
+  p.group("Model");
   p.custom(
       "--emb-scale", m.emb_scale0 > 0 ? shortest_decimal(m.emb_scale0) : "none",
       [&m](const std::string& v) {

@@ -95,6 +95,7 @@ std::string recipes_listing() {
 }
 
 void add_recipe_flags(FlagParser& p, std::string& recipe_name) {
+  p.group("Recipe");
   p.text("--recipe", recipe_name,
          "a named bundle of flags (plain, bhyt-released, dyt-llm, dyt-verma, verma: --list-recipes); flags given "
          "override it");
