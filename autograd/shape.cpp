@@ -21,7 +21,8 @@ Var transpose(const Var& x, int64_t a, int64_t b) {
 Var permute(const Var& x, const std::vector<int64_t>& order) {
   Tensor y = x.value().permute(order);
   std::vector<int64_t> inverse(order.size());
-  for (size_t i = 0; i < order.size(); ++i) inverse[normalize_axis(order[i], (int)order.size(), "permute")] = (int64_t)i;
+  for (size_t i = 0; i < order.size(); ++i)
+    inverse[normalize_axis(order[i], (int)order.size(), "permute")] = (int64_t)i;
   return record("permute", y, {x}, [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
 }
 
@@ -38,7 +39,8 @@ Var slice(const Var& x, int64_t axis, int64_t start, int64_t end, int64_t step) 
 
 Var squeeze(const Var& x, int64_t axis) {
   Shape s = x.shape();
-  return record("squeeze", x.value().squeeze(axis), {x}, [s](const Tensor& g) { return std::vector<Tensor>{g.reshape(s)}; });
+  return record("squeeze", x.value().squeeze(axis), {x},
+                [s](const Tensor& g) { return std::vector<Tensor>{g.reshape(s)}; });
 }
 
 Var unsqueeze(const Var& x, int64_t axis) {
@@ -51,7 +53,8 @@ Var unsqueeze(const Var& x, int64_t axis) {
 // Every copy of a broadcast element sends its gradient back to the one element.
 Var expand(const Var& x, const Shape& shape) {
   Shape s = x.shape();
-  return record("expand", x.value().expand(shape), {x}, [s](const Tensor& g) { return std::vector<Tensor>{sum_to(g, s)}; });
+  return record("expand", x.value().expand(shape), {x},
+                [s](const Tensor& g) { return std::vector<Tensor>{sum_to(g, s)}; });
 }
 
 Var contiguous(const Var& x) {

@@ -94,8 +94,8 @@ void bench_kernels(bool quick) {
     // bytes each must move: read x, write y (the per-row statistics are negligible)
     const double bytes = 2.0 * (double)(N * C) * sizeof(float);
     std::printf("%5lld  %9.3f %9.3f  %+7.1f%%  %9.1f %9.1f  %4d\n", (long long)C, 1e3 * t.median_s[0],
-                1e3 * t.median_s[1], 100.0 * (t.ratio[1] - 1.0), bytes / t.median_s[0] / 1e9, bytes / t.median_s[1] / 1e9,
-                t.reps);
+                1e3 * t.median_s[1], 100.0 * (t.ratio[1] - 1.0), bytes / t.median_s[0] / 1e9,
+                bytes / t.median_s[1] / 1e9, t.reps);
   }
   std::printf("speed-up: median of t(LN) / t(RMS) - 1; GB/s: (read x + write y) / time.\n");
 }

@@ -172,7 +172,8 @@ class StepRunner {
     next_batch();
     const auto t0 = Clock::now();
     RunEnd end;
-    const StepOutcome s = nl::train_step([&] { return model_.loss(x_, y_); }, flat_, *optim_, 1e-3f, 1.0f, guard_, ++steps_, end);
+    const StepOutcome s =
+        nl::train_step([&] { return model_.loss(x_, y_); }, flat_, *optim_, 1e-3f, 1.0f, guard_, ++steps_, end);
     NL_CHECK(s.grad_norm, "bench_gpt: ", end.fault);
     last_loss_ = s.loss;
     return seconds_since(t0);
@@ -482,9 +483,10 @@ void print_contend(const std::vector<ContendRow>& rows, const std::string& norm)
     std::printf("%-11s %-14s %-12s %9.1f %7.3f %5.0f%% %6.0f%%\n", r.config.c_str(), r.condition.c_str(),
                 threads.c_str(), r.ms, one > 0 ? r.ms / one : 0.0, 100 * r.core_share, 100 * r.queued_share);
   }
-  std::printf("(cores: CPU time over wall time x threads; queued: the share of it the threads waited for a core;\n"
-              " N adapt->M: the training loop's policy, --threads-adapt on, starting at N threads: its first\n"
-              " window and probe untimed, then the same steps as the other rows at the count it chose, M at the end)\n");
+  std::printf(
+      "(cores: CPU time over wall time x threads; queued: the share of it the threads waited for a core;\n"
+      " N adapt->M: the training loop's policy, --threads-adapt on, starting at N threads: its first\n"
+      " window and probe untimed, then the same steps as the other rows at the count it chose, M at the end)\n");
 }
 
 // How cost grows: one row per configuration of the run, for the first norm, with its
@@ -622,7 +624,8 @@ int main(int argc, char** argv) {
         allocator_release_cached(Device::CPU);
         std::fflush(stdout);
       }
-      std::printf("(each ratio: this norm's median over the first norm's median, both from the same interleaved run)\n");
+      std::printf(
+          "(each ratio: this norm's median over the first norm's median, both from the same interleaved run)\n");
     }
 
     std::vector<GenerationRow> generation;

@@ -209,10 +209,10 @@ void bench_bandwidth(int threads, int reps, std::vector<JsonRecord>& out) {
 // stream from DRAM; else that many rows per call (2048: a training step's batch of
 // tokens, whose rows sit in L2/L3).
 void bench_norms(int threads, int reps, std::vector<JsonRecord>& out, int64_t rows_per_call) {
-  std::printf("\n(c) norm kernels, forward + backward, %d thread%s, %s; ratio to memcpy of as many bytes in the same run\n",
-              threads, threads > 1 ? "s" : "",
-              rows_per_call > 0 ? (std::to_string(rows_per_call) + " rows per call").c_str()
-                                : "32 MiB per tensor");
+  std::printf(
+      "\n(c) norm kernels, forward + backward, %d thread%s, %s; ratio to memcpy of as many bytes in the same run\n",
+      threads, threads > 1 ? "s" : "",
+      rows_per_call > 0 ? (std::to_string(rows_per_call) + " rows per call").c_str() : "32 MiB per tensor");
   std::printf("%-44s %8s %9s %8s %7s %5s\n", "kernel (rows x cols)", "MiB mv", "ms", "GB/s", "ratio", "reps");
   Generator gen(3);
   Tensor src = gen.normal({kElems}), dst = Tensor::zeros({kElems});

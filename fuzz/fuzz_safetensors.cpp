@@ -34,5 +34,7 @@ inline int safetensors_one(const uint8_t* data, size_t size) {
 
 // tests/train/test_fuzz_regressions.cpp includes this file to replay kept inputs
 #ifndef NL_FUZZ_NO_MAIN
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return nl::fuzz::safetensors_one(data, size); }
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return nl::fuzz::safetensors_one(data, size);
+}
 #endif

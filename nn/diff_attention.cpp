@@ -46,7 +46,8 @@ Var DiffAttention::forward(const Var& x) const {
   std::vector<Var> halves;
   for (int64_t j = 0; j < 2; ++j) {
     const Var v = part(2, j);
-    halves.push_back(ag::sub(ag::attention(q1, k1, v, scale, causal), ag::mul(ag::attention(q2, k2, v, scale, causal), lam)));
+    halves.push_back(
+        ag::sub(ag::attention(q1, k1, v, scale, causal), ag::mul(ag::attention(q2, k2, v, scale, causal), lam)));
   }
   Var y = ag::concat(halves, 3);  // (B, H, T, 2 hd)
   // per-head RMSNorm without affine over the head's 2 hd, times (1 - lambda_init)

@@ -388,7 +388,8 @@ Rule Analysis::rule(VarImpl* t, int a) {
   if (op == "add" || op == "sub") {
     for (const auto& x : ins) {
       const int k = aligned(x.get());
-      if (k < 0) return broken(t, "one term (" + describe(x.get()) + ") is broadcast along the axis: a per-token constant");
+      if (k < 0)
+        return broken(t, "one term (" + describe(x.get()) + ") is broadcast along the axis: a per-token constant");
       r.children.push_back({x.get(), k});
     }
     r.hoist = a == rank - 1;  // an insertion centres the last axis
@@ -418,7 +419,8 @@ Rule Analysis::rule(VarImpl* t, int a) {
     return broken(t, "the axis cannot be followed through this view");
   }
   if (op == "slice") {
-    if (shape_of(ins[0].get())[a] != s[a]) return broken(t, "it slices the axis: part of a zero-mean row need not be zero-mean");
+    if (shape_of(ins[0].get())[a] != s[a])
+      return broken(t, "it slices the axis: part of a zero-mean row need not be zero-mean");
     return child(ins[0].get(), a);
   }
   if (op == "expand") {
@@ -648,7 +650,8 @@ std::string ZeroMeanVerdict::to_string() const {
   std::string s = "foldable if centred:", linears;
   for (const auto& line : need_lines(needs, true)) {
     const std::string prefix = "centre linear ";
-    if (line.compare(0, prefix.size(), prefix) == 0) linears += (linears.empty() ? "" : ", ") + line.substr(prefix.size());
+    if (line.compare(0, prefix.size(), prefix) == 0)
+      linears += (linears.empty() ? "" : ", ") + line.substr(prefix.size());
     else s += " " + line + ";";
   }
   if (!linears.empty()) s += " centre linears " + linears;
@@ -681,9 +684,9 @@ std::string FoldReport::to_string() const {
   std::ostringstream os;
   int64_t as_is = 0;
   for (const auto& s : norms) as_is += s.verdict.status == ZeroMean::Yes;
-  os << (norm_op == "layer_norm" ? "LayerNorm folding: " : "Zero-mean inputs: ") << norms.size() << " " << norm_op << " nodes in a graph of " << graph_nodes
-     << " ops: " << foldable() << " foldable (" << as_is << " as is, " << foldable() - as_is << " if centred), "
-     << norms.size() - foldable() << " not foldable\n";
+  os << (norm_op == "layer_norm" ? "LayerNorm folding: " : "Zero-mean inputs: ") << norms.size() << " " << norm_op
+     << " nodes in a graph of " << graph_nodes << " ops: " << foldable() << " foldable (" << as_is << " as is, "
+     << foldable() - as_is << " if centred), " << norms.size() - foldable() << " not foldable\n";
   size_t width = 0;
   for (const auto& s : norms) width = std::max(width, s.name.size());
   for (const auto& s : norms)
@@ -694,7 +697,8 @@ std::string FoldReport::to_string() const {
   }
   os << "Fold plan (all foldable norms together), then swap each for RMSNorm + beta:\n";
   for (const auto& line : need_lines(plan, false)) os << "  " << line << "\n";
-  if (!linears().empty()) os << "  (a linear is centred as W -= mean of W over its outputs, per column; b -= mean(b))\n";
+  if (!linears().empty())
+    os << "  (a linear is centred as W -= mean of W over its outputs, per column; b -= mean(b))\n";
   return os.str();
 }
 

@@ -9,14 +9,17 @@ namespace nl {
 
 FoldReport detect_gpt(GPT& model) {
   const int64_t T = std::min<int64_t>(model.config.context, 8);
-  return detect_in_eval_mode(model, [&] { return model.forward(Tensor::from_ints(std::vector<int32_t>(T, 0), {1, T})); });
+  return detect_in_eval_mode(model, [&] {
+    return model.forward(Tensor::from_ints(std::vector<int32_t>(T, 0), {1, T}));
+  });
 }
 
 std::shared_ptr<GPT> fold_gpt(GPT& ln_model, const FoldReport& rep, bool weights_folded) {
   const GPTConfig& cfg = ln_model.config;
   // folding is derived and tested for the plain Pre-LN GPT: an lns model has pre's
   // parameter names, so without these checks it would fold and compute another function
-  NL_CHECK(cfg.block == "pre", "fold: block '", cfg.block, "' cannot be folded here (only pre-norm blocks are supported)");
+  NL_CHECK(cfg.block == "pre", "fold: block '", cfg.block,
+           "' cannot be folded here (only pre-norm blocks are supported)");
   NL_CHECK(cfg.mlp == "gelu" && cfg.emb_scale0 == 0.0f && cfg.final_norm_name() == cfg.norm.name && cfg.bias &&
                cfg.tied_head,
            "fold: the options mlp '", cfg.mlp, "', emb_scale0 ", cfg.emb_scale0, ", final_norm '",

@@ -9,7 +9,9 @@ namespace nl {
 
 FoldReport detect_vit(ViT& model) {
   const ViTConfig& c = model.config;
-  return detect_in_eval_mode(model, [&] { return model.forward(Var(Tensor::zeros({1, c.channels, c.image, c.image}))); });
+  return detect_in_eval_mode(model, [&] {
+    return model.forward(Var(Tensor::zeros({1, c.channels, c.image, c.image})));
+  });
 }
 
 std::shared_ptr<ViT> fold_vit(ViT& ln_model, const FoldReport& rep, bool weights_folded) {

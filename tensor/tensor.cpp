@@ -297,7 +297,8 @@ Tensor Tensor::expand(const Shape& shape) const {
 void Tensor::copy_from(const Tensor& src) {
   NL_CHECK(src.shape() == shape_, "copy_from: shapes ", nl::to_string(src.shape()), " and ", nl::to_string(shape_),
            " differ");
-  NL_CHECK(src.dtype() == dtype_, "copy_from: dtypes ", dtype_name(src.dtype()), " and ", dtype_name(dtype_), " differ");
+  NL_CHECK(src.dtype() == dtype_, "copy_from: dtypes ", dtype_name(src.dtype()), " and ", dtype_name(dtype_),
+           " differ");
   if (src.device() != Device::CPU || device() != Device::CPU) {  // host <-> device or on the GPU
     cuda::copy(*this, src);
     return;

@@ -71,7 +71,8 @@ std::shared_ptr<Norm> make_bhyt(const NormConfig& c, int64_t dim, NormPlace plac
   // kappa / lambda0: for a small argument gamma tanh(lambda x / (kappa s)) ~ (gamma lambda / kappa) x / s,
   // so this gamma starts the layer as an RMSNorm of gain 1 (docs/norms/bhyt.md, the controls)
   const bool inverse = c.choice("bhyt-gamma0") == "kappa-over-lambda";
-  NL_CHECK(!inverse || lambda0 != 0, "--bhyt-gamma0 kappa-over-lambda needs a nonzero initial lambda at every BHyT site");
+  NL_CHECK(!inverse || lambda0 != 0,
+           "--bhyt-gamma0 kappa-over-lambda needs a nonzero initial lambda at every BHyT site");
   const double gamma0 = inverse ? c.kappa() / lambda0 : 1.0;
   return std::make_shared<BHyT>(dim, (float)lambda0, c.kappa(), c.eps, c.choice("bhyt-form") == "paper",
                                 (float)gamma0);

@@ -84,8 +84,8 @@ void check_norm_config(const NormConfig& c) {
     const bool ok = std::isfinite(v) && (o.lo_open ? v > o.lo : v >= o.lo) && (o.hi_open ? v < o.hi : v <= o.hi) &&
                     (!o.integer || v == std::floor(v));
     NL_CHECK(ok, "--", name, " must ", o.integer ? "be an integer and " : "", "lie in ", o.lo_open ? "(" : "[",
-             shortest_decimal(o.lo), ", ", shortest_decimal(o.hi), o.hi_open ? ")" : "]", o.auto_value ? " or be auto" : "",
-             ", got ", shortest_decimal(v));
+             shortest_decimal(o.lo), ", ", shortest_decimal(o.hi), o.hi_open ? ")" : "]",
+             o.auto_value ? " or be auto" : "", ", got ", shortest_decimal(v));
   }
 }
 

@@ -52,8 +52,8 @@ void print_table(const std::vector<DemoRow>& rows) {
               "vs ln", "its ln", "train loss", "tok/s", "resid RMS L/1", "status");
   for (const DemoRow& r : rows)
     std::printf("%-14s %-14s %-6s %9.4f %10s %-12s %11.4f %9.0f %14.2f  %s\n", r.label.c_str(), r.recipe.c_str(),
-                r.block.c_str(), r.val_loss, relative_text(r.vs_ln).c_str(), r.ln_label.empty() ? "-" : r.ln_label.c_str(),
-                r.train_loss, r.tok_s, r.rms_ratio, r.status.c_str());
+                r.block.c_str(), r.val_loss, relative_text(r.vs_ln).c_str(),
+                r.ln_label.empty() ? "-" : r.ln_label.c_str(), r.train_loss, r.tok_s, r.rms_ratio, r.status.c_str());
 }
 
 void write_summary(const std::string& path, const std::vector<DemoRow>& rows) {

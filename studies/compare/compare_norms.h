@@ -37,7 +37,8 @@ int compare_norms_main(const std::vector<std::string>& args);
 // One row of the table, from results.json.
 struct DemoRow {
   std::string label, flags, recipe, block, norm, status;
-  std::string ln_label;  // the ln run it is read against: same block and recipe, else the first ln on its block; "" without one
+  std::string
+      ln_label;  // the ln run it is read against: same block and recipe, else the first ln on its block; "" without one
   double train_loss, val_loss, tok_s, rms_ratio;
   double vs_ln;  // 100 (val - ln's val) / ln's val for its ln run; NaN without one
   bool diverged;  // it did not finish with finite losses

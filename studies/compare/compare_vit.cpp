@@ -74,7 +74,8 @@ void write_summary(const std::string& path, const json& results, const std::vect
     const std::string acc = res.is_object() && res.contains("test_accuracy") ? res["test_accuracy"].dump() : "nan";
     text += r.norm + "," + acc + "," + fmt(r.test_loss, "%.9g") + "," + fmt(r.val_acc, "%.9g") + "," +
             fmt(r.train_loss, "%.9g") + "," + fmt(r.img_cpu_s, "%.0f") + "," + fmt(r.img_s, "%.0f") + "," +
-            fmt(r.cpu_s, "%.1f") + "," + fmt(r.seconds, "%.1f") + "," + fmt(r.rms_ratio, "%.9g") + "," + r.status + "\n";
+            fmt(r.cpu_s, "%.1f") + "," + fmt(r.seconds, "%.1f") + "," + fmt(r.rms_ratio, "%.9g") + "," + r.status +
+            "\n";
   }
   write_text_file(path, text);
 }
@@ -129,11 +130,13 @@ int compare_vit_main(const std::vector<std::string>& args) {
   add_norms_list_flag(p, norms);
   if (!p.parse(args)) return 0;
   const std::string out = base.out_dir;
-  if (!f.reuse) load_fashion_mnist(base.data_dir, base.val_size, base.split_seed, base.train_images);  // missing data fails before any run
+  if (!f.reuse)
+    load_fashion_mnist(base.data_dir, base.val_size, base.split_seed,
+                       base.train_images);  // missing data fails before any run
   std::vector<RunSpec> runs;
   for (const auto& n : norms) runs.push_back({n, {"--norm", n}});
-  const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}), runs,
-                                    out, base.threads, 4, /*all_at_once=*/true, kVitFields);
+  const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}),
+                                    runs, out, base.threads, 4, /*all_at_once=*/true, kVitFields);
   const std::vector<Row> rows = table_rows(results);
   write_summary(out + "/summary.csv", results, rows);
   write_curves(out + "/val_acc.csv", results["runs"]);

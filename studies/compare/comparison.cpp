@@ -40,7 +40,8 @@ std::vector<ComparedRun> run_comparison(const std::string& program, const std::v
   for (size_t i = 0; i < cells.size(); ++i) {
     const std::string spec = spec_text(runs[i]);
     compared.push_back({cells[i].label, spec.substr(spec.find('=') + 1), nlohmann::json::parse(configs[i].dump()),
-                        outcomes[i].exit_code, outcomes[i].result, val_curve(cells[i].out_dir + "/log.csv", curve_column)});
+                        outcomes[i].exit_code, outcomes[i].result,
+                        val_curve(cells[i].out_dir + "/log.csv", curve_column)});
   }
   return compared;
 }

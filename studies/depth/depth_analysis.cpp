@@ -85,7 +85,8 @@ std::string verdict_text(RangeVerdict v) {
 RangeVerdict all_layers(const std::vector<RangeVerdict>& per_layer) {
   if (per_layer.empty()) return RangeVerdict::Unclear;
   if (std::count(per_layer.begin(), per_layer.end(), RangeVerdict::NotHeld) > 0) return RangeVerdict::NotHeld;
-  if (std::count(per_layer.begin(), per_layer.end(), RangeVerdict::Held) == (long)per_layer.size()) return RangeVerdict::Held;
+  if (std::count(per_layer.begin(), per_layer.end(), RangeVerdict::Held) == (long)per_layer.size())
+    return RangeVerdict::Held;
   return RangeVerdict::Unclear;
 }
 

@@ -40,7 +40,8 @@ std::vector<SpeedRow> measure(const std::string& name, GPTConfig config, int64_t
     for (Model& m : models) {
       auto t0 = StudyClock::now();
       RunEnd end;
-      const StepOutcome s = train_step([&] { return m.gpt->loss(x, y); }, m.flat, *m.optim, 1e-4f, 1.0f, guard, ++step, end);
+      const StepOutcome s =
+          train_step([&] { return m.gpt->loss(x, y); }, m.flat, *m.optim, 1e-4f, 1.0f, guard, ++step, end);
       NL_CHECK(s.grad_norm, "depth study speed section: ", end.fault);
       const double step_s = seconds_since(t0);
       m.gpt->eval();

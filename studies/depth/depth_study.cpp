@@ -200,10 +200,11 @@ void lns_verdicts(const std::vector<Cell>& cells, json& summary, json& verdicts)
     }
     const auto count = [&](RangeVerdict v) { return std::count(per_layer.begin(), per_layer.end(), v); };
     const std::string line = std::to_string(b.depth) + " layers, " + b.variant + " against " + lns->variant + ": " +
-                             verdict_text(all_layers(per_layer)) + ": below at " + std::to_string(count(RangeVerdict::Held)) +
-                             " of " + std::to_string(b.depth) + " layers, above at " +
-                             std::to_string(count(RangeVerdict::NotHeld)) + ", overlapping at " +
-                             std::to_string(count(RangeVerdict::Unclear)) + "; largest bhyt/lns ratio " + fmt(worst, "%.3g");
+                             verdict_text(all_layers(per_layer)) + ": below at " +
+                             std::to_string(count(RangeVerdict::Held)) + " of " + std::to_string(b.depth) +
+                             " layers, above at " + std::to_string(count(RangeVerdict::NotHeld)) + ", overlapping at " +
+                             std::to_string(count(RangeVerdict::Unclear)) + "; largest bhyt/lns ratio " +
+                             fmt(worst, "%.3g");
     verdicts.push_back(line);
     summary.push_back("Below LayerNorm Scaling: " + line);
   }
@@ -264,8 +265,9 @@ void speed_view(const json& results, json& view, json& summary) {
     const SpeedRow *ap = find(cfg, "bhyt"), *ex = find(cfg, "bhyt-exact");
     if (!ap || !ex) continue;
     const double gain = ex->step_ms / ap->step_ms - 1.0;
-    const std::string v = gain > 0.02 ? "**held** (faster)" : gain < -0.02 ? "**did not hold** (slower)"
-                                                                           : "**did not hold** (no difference beyond 2 %)";
+    const std::string v = gain > 0.02    ? "**held** (faster)"
+                          : gain < -0.02 ? "**did not hold** (slower)"
+                                         : "**did not hold** (no difference beyond 2 %)";
     const std::string line = std::string("steps/s of bhyt over bhyt-exact, ") + cfg + ": " +
                              fmt(100.0 * gain, "%+.1f") + " % (paper: +13.7 %): " + v;
     speed["speed_verdicts"].push_back(line);
@@ -312,7 +314,8 @@ std::string render_depth_report(const json& results, bool plotted) {
   std::vector<int64_t> depths = results["depths"];
   std::string depth_list, seed_list;
   for (int64_t d : depths) depth_list += (depth_list.empty() ? "" : ", ") + std::to_string(d);
-  for (const auto& s : results["seeds"]) seed_list += (seed_list.empty() ? "" : ", ") + std::to_string(s.get<int64_t>());
+  for (const auto& s : results["seeds"])
+    seed_list += (seed_list.empty() ? "" : ", ") + std::to_string(s.get<int64_t>());
   view["depths"] = depth_list;
   view["seeds"] = seed_list;
   view["seed_count"] = results["seeds"].size();
@@ -344,13 +347,14 @@ std::string render_depth_report(const json& results, bool plotted) {
     auto g = [](int64_t from, bool end) {
       return [from, end](const DepthRun& r) { return growth(end ? r.var_end : r.var_init, from); };
     };
-    growth_rows.push_back({{"depth", c.depth},
-                           {"variant", c.variant},
-                           {"g0_init", range_text(over_seeds(c, g(0, false)), "%.3g")},
-                           {"g0_end", range_text(over_seeds(c, g(0, true)), "%.3g")},
-                           {"g1_init", range_text(over_seeds(c, g(1, false)), "%.3g")},
-                           {"g1_end", range_text(over_seeds(c, g(1, true)), "%.3g")},
-                           {"v_end", range_text(over_seeds(c, [](const DepthRun& r) { return r.var_end.back(); }), "%.3g")}});
+    growth_rows.push_back(
+        {{"depth", c.depth},
+         {"variant", c.variant},
+         {"g0_init", range_text(over_seeds(c, g(0, false)), "%.3g")},
+         {"g0_end", range_text(over_seeds(c, g(0, true)), "%.3g")},
+         {"g1_init", range_text(over_seeds(c, g(1, false)), "%.3g")},
+         {"g1_end", range_text(over_seeds(c, g(1, true)), "%.3g")},
+         {"v_end", range_text(over_seeds(c, [](const DepthRun& r) { return r.var_end.back(); }), "%.3g")}});
     if (c.role == Role::BHyT)
       for (const DepthRun& r : c.runs) {
         const double bound = 1.0 / std::sqrt((double)c.depth);
@@ -449,7 +453,8 @@ int depth_study_main(const std::vector<std::string>& args) {
           cell.program = "train_gpt";
           cell.args = flags_from_values(recipe, own);
           cell.args.insert(cell.args.end(), v.args.begin(), v.args.end());
-          for (const std::string& a : {std::string("--layers"), std::to_string(d), std::string("--seed"), std::to_string(seed)})
+          for (const std::string& a :
+               {std::string("--layers"), std::to_string(d), std::string("--seed"), std::to_string(seed)})
             cell.args.push_back(a);
           cell.out_dir = out + "/L" + std::to_string(d) + "/" + v.label + "/s" + std::to_string(seed);
           cell.cost = (double)d;

@@ -153,8 +153,8 @@ void check_fold_memory(const std::string& in, int64_t layers, int64_t dim, doubl
 void fold_gpt_checkpoint(const std::string& in, const std::string& model_json, const std::string& out_dir,
                          const std::string& data_dir) {
   const GPTConfig config = gpt_config_from_json(model_json);
-  check_fold_memory(in, config.layers, config.dim, gpt_parameters(config), gpt_forward_bytes(config, 8, false), data_dir,
-                    3.0 * folder_bytes(data_dir));
+  check_fold_memory(in, config.layers, config.dim, gpt_parameters(config), gpt_forward_bytes(config, 8, false),
+                    data_dir, 3.0 * folder_bytes(data_dir));
   Folding<GPT> f = load_and_fold<GPT>(config, in, model_json, detect_gpt, fold_gpt);
   GPT &ln = *f.ln, &folded = *f.folded;
   // the check: held-out text when the data is there (8 windows of the validation
@@ -217,8 +217,8 @@ void fold_vit_checkpoint(const std::string& in, const std::string& model_json, c
                          const std::string& data_dir, const std::map<std::string, std::string>& metadata) {
   const ViTConfig config = vit_config_from_json(model_json);
   // the check evaluates the 10 000 test images 500 at a time, from the 70 000 read whole
-  check_fold_memory(in, config.layers, config.dim, vit_parameters(config), vit_forward_bytes(config, 500, false), data_dir,
-                    2.0 * 70000.0 * (double)(config.image * config.image + 1));
+  check_fold_memory(in, config.layers, config.dim, vit_parameters(config), vit_forward_bytes(config, 500, false),
+                    data_dir, 2.0 * 70000.0 * (double)(config.image * config.image + 1));
   Folding<ViT> f = load_and_fold<ViT>(config, in, model_json, detect_vit, fold_vit);
   // the pixels are standardised with the training split's statistics, which depend on
   // the run's validation split: read it back from the run's configuration
@@ -271,7 +271,8 @@ int fold_ln_main(const std::vector<std::string>& args) {
 
   const SafetensorsFile file = load_safetensors(in);
   auto model_meta = file.metadata.find("model");
-  NL_CHECK(model_meta != file.metadata.end(), "checkpoint ", in, ": metadata has no 'model' (not a normlab checkpoint?)");
+  NL_CHECK(model_meta != file.metadata.end(), "checkpoint ", in,
+           ": metadata has no 'model' (not a normlab checkpoint?)");
   const bool vit = model_arch(model_meta->second) == "vit";
   if (data_dir.empty()) data_dir = vit ? kFashionMnistDir : "/usr/share/games/fortunes";
   if (vit)

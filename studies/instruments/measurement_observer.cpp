@@ -62,7 +62,8 @@ void add_measure_flags(FlagParser& p, MeasureAtSettings& s) {
       "--measure-at", steps,
       [&s](const std::string& v) {
         s.steps.clear();
-        for (const std::string& item : split_list(v)) s.steps.push_back(flag_integer("--measure-at", item, 1, kMaxSteps));
+        for (const std::string& item : split_list(v))
+          s.steps.push_back(flag_integer("--measure-at", item, 1, kMaxSteps));
       },
       "take the regime study's instruments (saturation, centred effective rank, noise stability, logit variance, "
       "power-law alpha) at these steps (N,M,...; empty: never) into DIR/measurements.json",

@@ -31,8 +31,8 @@ std::vector<double> singular_values(std::vector<double> a, int64_t rows, int64_t
 }
 
 std::vector<double> singular_values(const Tensor& x) {
-  NL_CHECK(x.defined() && x.dim() == 2 && x.dtype() == DType::F32, "singular_values: needs a float32 matrix (n, d), got ",
-           describe(x));
+  NL_CHECK(x.defined() && x.dim() == 2 && x.dtype() == DType::F32,
+           "singular_values: needs a float32 matrix (n, d), got ", describe(x));
   const std::vector<float> v = x.to_vector();
   return singular_values(std::vector<double>(v.begin(), v.end()), x.size(0), x.size(1));
 }

@@ -213,8 +213,10 @@ std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount 
   std::vector<ClaimVerdict> out;
   if (swiglu.runs == 0) return out;
   if (regime != DataRegime::Scarce && regime != DataRegime::Rich)
-    out.push_back({Verdict::Untestable, "Llama + DyT (SwiGLU) collapsing, " + size + ": the paper ran it at 1M and 118M "
-                                        "tokens, and " + size + " matches neither (" + of(swiglu) + " seeds collapsed)"});
+    out.push_back({Verdict::Untestable, "Llama + DyT (SwiGLU) collapsing, " + size +
+                                            ": the paper ran it at 1M and 118M "
+                                            "tokens, and " +
+                                            size + " matches neither (" + of(swiglu) + " seeds collapsed)"});
   // the paper's claim is a collapse in some seeds (1 of 3): every seed collapsing is another finding
   else if (swiglu.collapsed == swiglu.runs)
     out.push_back({Verdict::NotReproduced, "Llama + DyT (SwiGLU) collapses in every seed, not in some, " + size + ": " +

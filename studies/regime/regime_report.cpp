@@ -52,8 +52,8 @@ const PaperArm kPaperArms[] = {
     {"dyt-a2", -27.3, 5.9, 19.6, 18.8,
      "phase table: 1M 6.819 vs 9.384; 10M 4.510 vs 4.260; 50M 4.386 vs 3.666; 118M 4.313 vs 3.631 (3 seeds)", 2},
     {"dyt-a3", -20.5, NAN, NAN, 15.5, "alpha0 sweep: 1M 7.409 vs 9.319; 118M +15.5 %", 3},
-    {"hardtanh-a1", -33.4, 9.4, NAN, 25.6, "HardTanh control: 1M 6.246 vs 9.384; 10M 4.660 vs 4.260; 118M 4.562 vs 3.631 (no alpha)",
-     NAN},
+    {"hardtanh-a1", -33.4, 9.4, NAN, 25.6,
+     "HardTanh control: 1M 6.246 vs 9.384; 10M 4.660 vs 4.260; 118M 4.562 vs 3.631 (no alpha)", NAN},
     {"ln-drop0.1", NAN, NAN, NAN, 1.2, "dropout control at 118M only: 3.676 vs 3.631", NAN},
     {"ln-drop0.3", NAN, NAN, NAN, 9.5, "dropout control at 118M only: 3.975", NAN},
     {"ln-drop0.5", NAN, NAN, NAN, 18.3, "dropout control at 118M only: 4.295 (DyT 4.313)", NAN},
@@ -213,7 +213,8 @@ json claim_row(const std::string& claim, const std::string& paper, const std::st
 
 // Why an arm's claim is untestable, from the same counts arm_claim reads.
 std::string untestable_why(int not_trained, int seeds, const PairedComparison& c) {
-  if (not_trained > 0) return "did not train in " + std::to_string(not_trained) + " of " + std::to_string(seeds) + " seeds";
+  if (not_trained > 0)
+    return "did not train in " + std::to_string(not_trained) + " of " + std::to_string(seeds) + " seeds";
   if (c.n < kMinSeeds) return std::to_string(c.n) + " paired seed(s)";
   return "";
 }
@@ -363,8 +364,8 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
             const double paper = pa->in(regime);
             // the 50M-token cell beside the 118M one: both are data-rich, all of fortunes lies between them
             const std::string paper_text =
-                pct(paper) + (regime == DataRegime::Rich && std::isfinite(pa->rich50) ? " (50M: " + pct(pa->rich50) + ")"
-                                                                                       : "");
+                pct(paper) +
+                (regime == DataRegime::Rich && std::isfinite(pa->rich50) ? " (50M: " + pct(pa->rich50) + ")" : "");
             // the data-scarce verdict rests on each model at its own best step; the
             // end of the run, which the paper reports, stands beside it
             const std::string caveat = scarce ? "; at each model's own best step " + comparison_text(cown) : "";
@@ -389,12 +390,13 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
                 .push_back(v.text + (scarce ? " (at the end: " + comparison_text(ce) + ")" : ""));
             if (std::isfinite(paper))  // an arm the paper has no number for here makes no claim
               claims.push_back(claim_row(
-                g.arm + " against " + reference + ", " + regime_name(regime) + " (" + size_label(size) + ", " +
-                    fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes)",
-                paper_text, scarce ? "own best step " + pct(cown.percent) + ", end " + pct(ce.percent) : pct(ce.percent),
-                claim_status(v.verdict, scarce, ce, paper), v.text,
-                v.verdict == Verdict::Untestable ? untestable_why(not_trained, (int)g.runs.size(), scarce ? cown : ce)
-                                                 : ""));
+                  g.arm + " against " + reference + ", " + regime_name(regime) + " (" + size_label(size) + ", " +
+                      fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes)",
+                  paper_text,
+                  scarce ? "own best step " + pct(cown.percent) + ", end " + pct(ce.percent) : pct(ce.percent),
+                  claim_status(v.verdict, scarce, ce, paper), v.text,
+                  v.verdict == Verdict::Untestable ? untestable_why(not_trained, (int)g.runs.size(), scarce ? cown : ce)
+                                                   : ""));
           }
         }
         rows.push_back(row);
@@ -403,10 +405,10 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
           int over = 0;
           for (const Run& r : g.runs) over += overfit_of(r.curve).overfits;
           const std::string width = widths.size() > 1 || w != base_width ? " (width " + std::to_string(w) + ")" : "";
-          const std::string line = "LayerNorm" + width + " over-fits on the smallest subset (" + size_label(size) + ", " +
-                                   fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes) in " +
-                                   std::to_string(over) + " of " + std::to_string(g.runs.size()) +
-                                   " seeds: minimum " + range_text(mins, "%.4f") + ", end " + range_text(end, "%.4f");
+          const std::string line = "LayerNorm" + width + " over-fits on the smallest subset (" + size_label(size) +
+                                   ", " + fmt(passes(steps, batch, seq, bytes_of(size)), "%.0f") + " passes) in " +
+                                   std::to_string(over) + " of " + std::to_string(g.runs.size()) + " seeds: minimum " +
+                                   range_text(mins, "%.4f") + ", end " + range_text(end, "%.4f");
           summary.push_back(line);
           // a verdict only where the subset is seen as often as the paper's scarce cells: a
           // grid whose smallest subset is 300 KB (17 passes) says nothing of that regime
@@ -439,7 +441,8 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   std::vector<const PaperArm*> paper_sweep;
   for (const PaperArm& pa : kPaperArms)
     if (std::isfinite(pa.alpha0)) paper_sweep.push_back(&pa);
-  std::sort(paper_sweep.begin(), paper_sweep.end(), [](const PaperArm* a, const PaperArm* b) { return a->alpha0 < b->alpha0; });
+  std::sort(paper_sweep.begin(), paper_sweep.end(),
+            [](const PaperArm* a, const PaperArm* b) { return a->alpha0 < b->alpha0; });
   auto ends = [](const Group& g) { return g.each([](const Run& r) { return r.val_end; }); };
   for (int64_t size : sizes) {
     const Group* ln = find_group(groups, "gpt", reference, size, base_width);
@@ -470,17 +473,17 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
     summary.push_back("alpha0 sweep: " + v.text);
     (v.verdict == Verdict::Reproduced ? reproduced : v.verdict == Verdict::NotReproduced ? not_reproduced : untestable)
         .push_back("the alpha0 sweep's direction: " + v.text);
-    claims.push_back(claim_row("alpha0 " + fmt(high->alpha0, "%g") + " against " + fmt(low->alpha0, "%g") + ", " +
-                                   regime_name(regime) + " (" + size_label(size) + ")",
-                               pct(paper_of(*high)) + " vs " + pct(paper_of(*low)),
-                               comparison_text(compare_paired(high_g->seeds(), ends(*high_g), low_g->seeds(),
-                                                              ends(*low_g))),
-                               status_of(v.verdict), v.text,
-                               v.verdict == Verdict::Untestable
-                                   ? "a seed did not train in " + std::to_string(seeds_not_trained(*low_g, ln, unigram) +
-                                                                                seeds_not_trained(*high_g, ln, unigram)) +
-                                         " of " + std::to_string(low_g->runs.size() + high_g->runs.size()) + " runs"
-                                   : ""));
+    claims.push_back(claim_row(
+        "alpha0 " + fmt(high->alpha0, "%g") + " against " + fmt(low->alpha0, "%g") + ", " + regime_name(regime) + " (" +
+            size_label(size) + ")",
+        pct(paper_of(*high)) + " vs " + pct(paper_of(*low)),
+        comparison_text(compare_paired(high_g->seeds(), ends(*high_g), low_g->seeds(), ends(*low_g))),
+        status_of(v.verdict), v.text,
+        v.verdict == Verdict::Untestable
+            ? "a seed did not train in " +
+                  std::to_string(seeds_not_trained(*low_g, ln, unigram) + seeds_not_trained(*high_g, ln, unigram)) +
+                  " of " + std::to_string(low_g->runs.size() + high_g->runs.size()) + " runs"
+            : ""));
   }
   view["sweep_rows"] = sweep_rows;
   view["sweep_lines"] = sweep_lines;
@@ -532,7 +535,8 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   sv["ci_hi"] = fmt(100.0 * sj.accuracy_ci.hi, "%.0f");
   sv["predicted"] = sj.predicted_help;
   sv["helped"] = sj.helped;
-  sv["spearman"] = std::isfinite(sj.spearman) ? fmt(sj.spearman, "%.2f") : "undefined (fewer than two cells or no spread)";
+  sv["spearman"] =
+      std::isfinite(sj.spearman) ? fmt(sj.spearman, "%.2f") : "undefined (fewer than two cells or no spread)";
   view["screen"] = sv;
   view["screen_rows"] = screen_rows;
   // plot_regime.sh draws no screen plot without a point: a cell with a saturation
@@ -546,13 +550,14 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   view["screen_untestable"] = screen_untested;
   if (dyt_cells > 0 && !screen_untested.empty()) {
     const std::string line = "Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
-                             std::to_string(results["screen_step"].get<int64_t>()) + " predicts that DyT helps): " +
-                             screen_untested + " of " + std::to_string(sj.cells) + " (DyT helped in " +
-                             std::to_string(sj.helped) + "), so its accuracy measures how often DyT helped, not the rule";
+                             std::to_string(results["screen_step"].get<int64_t>()) +
+                             " predicts that DyT helps): " + screen_untested + " of " + std::to_string(sj.cells) +
+                             " (DyT helped in " + std::to_string(sj.helped) +
+                             "), so its accuracy measures how often DyT helped, not the rule";
     summary.push_back(line);
     untestable.push_back(line);
-    claims.push_back(claim_row("the step-500 saturation screen predicts when DyT helps", "saturation > 0.43",
-                               "-", "untestable here", line, screen_untested.substr(std::string("untestable: ").size())));
+    claims.push_back(claim_row("the step-500 saturation screen predicts when DyT helps", "saturation > 0.43", "-",
+                               "untestable here", line, screen_untested.substr(std::string("untestable: ").size())));
   } else if (dyt_cells > 0) {
     // the rule is reproduced only when its right calls are more than chance would give
     claims.push_back(claim_row("the step-500 saturation screen predicts when DyT helps", "saturation > 0.43",
@@ -561,14 +566,15 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
                                    fmt(100.0 * sj.accuracy_ci.hi, "%.0f") + " %)",
                                sj.accuracy_ci.lo > 0.5 ? "reproduced" : "not reproduced",
                                "cells share arms and LN baselines: the interval treats them as independent"));
-    summary.push_back("Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
-                      std::to_string(results["screen_step"].get<int64_t>()) + " predicts that DyT helps): right in " +
-                      std::to_string(sj.correct) + " of " + std::to_string(sj.cells) + " DyT cells (" +
-                      fmt(100.0 * sj.accuracy(), "%.0f") + " %, Wilson 95 % interval " +
-                      fmt(100.0 * sj.accuracy_ci.lo, "%.0f") + "-" + fmt(100.0 * sj.accuracy_ci.hi, "%.0f") +
-                      " %, an interval that treats the cells as independent, which they are not: they share arms and LN "
-                      "baselines); Spearman rank correlation of saturation with DyT's change against LN: " +
-                      sv["spearman"].get<std::string>());
+    summary.push_back(
+        "Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
+        std::to_string(results["screen_step"].get<int64_t>()) + " predicts that DyT helps): right in " +
+        std::to_string(sj.correct) + " of " + std::to_string(sj.cells) + " DyT cells (" +
+        fmt(100.0 * sj.accuracy(), "%.0f") + " %, Wilson 95 % interval " + fmt(100.0 * sj.accuracy_ci.lo, "%.0f") +
+        "-" + fmt(100.0 * sj.accuracy_ci.hi, "%.0f") +
+        " %, an interval that treats the cells as independent, which they are not: they share arms and LN "
+        "baselines); Spearman rank correlation of saturation with DyT's change against LN: " +
+        sv["spearman"].get<std::string>());
     if (dyt_helped == 0)
       summary.push_back("**DyT helped in no cell** (its mean over seeds was above LN's everywhere), so the rule's "
                         "claim that saturation predicts help cannot be judged here: it can only be right by "
@@ -584,7 +590,9 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   // the Llama collapse arms: a run collapsed when it failed or its training loss ended
   // above kStuckLoss (regime_analysis.h: collapsed; over-fitting is not collapse)
   json llama_rows = json::array();
-  auto run_collapsed = [](const Run& r) { return collapsed(r.failed, number(r.j.value("train_end", json())), r.curve); };
+  auto run_collapsed = [](const Run& r) {
+    return collapsed(r.failed, number(r.j.value("train_end", json())), r.curve);
+  };
   for (const Group& g : groups) {
     if (!g.llama) continue;
     std::vector<double> sat_c, sat_ok, val_ok, train_end;
@@ -619,23 +627,23 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
       }
       const DataRegime regime = data_regime(passes(steps, batch, seq, bytes_of(size)));
       for (const ClaimVerdict& v : llama_verdicts(size_label(size), swiglu, gelu, regime)) {
-        (v.verdict == Verdict::Reproduced ? reproduced : v.verdict == Verdict::NotReproduced ? not_reproduced : untestable)
+        (v.verdict == Verdict::Reproduced      ? reproduced
+         : v.verdict == Verdict::NotReproduced ? not_reproduced
+                                               : untestable)
             .push_back(v.text);
         const bool rescue = v.text.find("GELU") != std::string::npos;
-        claims.push_back(claim_row(std::string(rescue ? "a GELU MLP rescues Llama + DyT" : "Llama + DyT collapses in some seeds") +
-                                       " (" + size_label(size) + ")",
-                                   rescue ? "rescued (118M tokens)" : "1 of 3 seeds",
-                                   rescue ? "GELU " + std::to_string(gelu.collapsed) + " of " + std::to_string(gelu.runs) +
-                                                ", SwiGLU " + std::to_string(swiglu.collapsed) + " of " +
-                                                std::to_string(swiglu.runs) + " collapsed"
-                                          : std::to_string(swiglu.collapsed) + " of " + std::to_string(swiglu.runs) +
-                                                " seeds",
-                                   status_of(v.verdict), v.text,
-                                   v.verdict != Verdict::Untestable ? ""
-                                   : v.text.find("nothing to rescue") != std::string::npos
-                                       ? "SwiGLU + DyT never collapsed"
-                                   : rescue ? "the paper tested it at 118M tokens only"
-                                            : "the paper tested it at 1M and 118M tokens only"));
+        claims.push_back(claim_row(
+            std::string(rescue ? "a GELU MLP rescues Llama + DyT" : "Llama + DyT collapses in some seeds") + " (" +
+                size_label(size) + ")",
+            rescue ? "rescued (118M tokens)" : "1 of 3 seeds",
+            rescue ? "GELU " + std::to_string(gelu.collapsed) + " of " + std::to_string(gelu.runs) + ", SwiGLU " +
+                         std::to_string(swiglu.collapsed) + " of " + std::to_string(swiglu.runs) + " collapsed"
+                   : std::to_string(swiglu.collapsed) + " of " + std::to_string(swiglu.runs) + " seeds",
+            status_of(v.verdict), v.text,
+            v.verdict != Verdict::Untestable                        ? ""
+            : v.text.find("nothing to rescue") != std::string::npos ? "SwiGLU + DyT never collapsed"
+            : rescue                                                ? "the paper tested it at 118M tokens only"
+                     : "the paper tested it at 1M and 118M tokens only"));
       }
     }
   }
@@ -663,7 +671,8 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   std::vector<int64_t> images;
   for (const Group& g : groups)
     if (g.model == "vit" && !std::count(images.begin(), images.end(), g.size)) images.push_back(g.size);
-  std::sort(images.begin(), images.end(), [](int64_t a, int64_t b) { return (a < 0 ? INT64_MAX : a) < (b < 0 ? INT64_MAX : b); });
+  std::sort(images.begin(), images.end(),
+            [](int64_t a, int64_t b) { return (a < 0 ? INT64_MAX : a) < (b < 0 ? INT64_MAX : b); });
   for (int64_t n : images) {
     const Group* ln = find_group(groups, "vit", reference, n, 0);
     for (const Group& g : groups) {
@@ -715,12 +724,11 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
         (v.verdict == Verdict::Reproduced ? reproduced : v.verdict == Verdict::NotReproduced ? not_reproduced
                                                                                              : untestable)
             .push_back(v.text);
-        claims.push_back(claim_row("ViT " + g.arm + " against " + reference + ", best accuracy (" +
-                                       row["images"].get<std::string>() + " images)",
-                                   fmt(kPaperVitPoints, "%+.1f") + " points", fmt(pb, "%+.1f") + " points",
-                                   status_of(v.verdict), v.text,
-                                   v.verdict == Verdict::Untestable ? untestable_why(not_trained, (int)g.runs.size(), cb)
-                                                                    : ""));
+        claims.push_back(claim_row(
+            "ViT " + g.arm + " against " + reference + ", best accuracy (" + row["images"].get<std::string>() +
+                " images)",
+            fmt(kPaperVitPoints, "%+.1f") + " points", fmt(pb, "%+.1f") + " points", status_of(v.verdict), v.text,
+            v.verdict == Verdict::Untestable ? untestable_why(not_trained, (int)g.runs.size(), cb) : ""));
       }
       vit_rows.push_back(row);
     }

@@ -94,7 +94,9 @@ json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, j
     return m.is_object() && m.contains(key) ? m[key]["summary"] : json();
   };
   const json s500 = summary_at(screen_step), end = summary_at(steps);
-  auto sat = [](const json& s) { return s.is_object() && s["saturation"].is_object() ? s["saturation"]["gt2"] : json(); };
+  auto sat = [](const json& s) {
+    return s.is_object() && s["saturation"].is_object() ? s["saturation"]["gt2"] : json();
+  };
   run["sat_screen"] = sat(s500);
   run["sat_end"] = sat(end);
   if (end.is_object()) {
@@ -304,9 +306,10 @@ int regime_study_main(const std::vector<std::string>& args) {
   p.list("--width-arms", width_arms, "labels of the arms the width axis trains");
   p.list("--vit-arms", vit_arm_texts, "the ViT arms, LABEL=FLAGS");
   p.integer_list("--vit-images", vit_images, -1, INT64_MAX, "ViT training images (-1: all); 0 alone: no ViT arm");
-  p.list("--llama-arms", llama_arm_texts,
-         "the Llama collapse arms, LABEL=FLAGS (--grid full: llama-rms, llama-dyt-a2, llama-dyt-a2-gelu where train_gpt "
-         "has --block llama); none: no Llama arm");
+  p.list(
+      "--llama-arms", llama_arm_texts,
+      "the Llama collapse arms, LABEL=FLAGS (--grid full: llama-rms, llama-dyt-a2, llama-dyt-a2-gelu where train_gpt "
+      "has --block llama); none: no Llama arm");
   p.integer_list("--llama-seeds", llama_seeds, 0, INT64_MAX, "the Llama arms' seeds (6: 1337-1342)");
   p.integer("--vit-steps", vit_steps, 1, 10000000, "ViT steps of batch 128 (3000: 384 passes over 1000 images)");
   p.integer("--screen-step", screen_step, 1, 10000000, "the step of the screen's saturation (the paper's 500)");
@@ -388,7 +391,8 @@ int regime_study_main(const std::vector<std::string>& args) {
     if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
   for (const std::string& file : cells_from_files) {
     const json earlier = read_results_file(file, "--cells-from", regime_results_schema());
-    const std::vector<int> found = earlier_cells(earlier, file, plan_cells, recipe, keys, plan.vit_steps, measure_first);
+    const std::vector<int> found =
+        earlier_cells(earlier, file, plan_cells, recipe, keys, plan.vit_steps, measure_first);
     for (size_t i = 0; i < plan_cells.size(); ++i)
       if (kept_runs[i].is_null() && found[i] >= 0) kept_runs[i] = earlier["runs"][found[i]];
   }
@@ -419,9 +423,11 @@ int regime_study_main(const std::vector<std::string>& args) {
     if (!cells_from.empty()) std::printf("%zu of the cells are kept from %s\n", n_earlier, cells_from.c_str());
     if (kept_only) std::printf("--kept-only: none of the %zu cells above is trained; the report has the kept ones\n",
                                plan_cells.size() - n_earlier);
-    std::printf("regime study (--grid %s): %zu cells to train, %.0f CPU minutes at %.1f ms/step (GPT width 128) and %.1f ms/step "
-                "(ViT), about %.0f minutes at %d at a time on an idle machine\n",
-                grid.c_str(), plan_cells.size() - n_earlier, total / 60.0, gpt_step_ms, vit_step_ms, total / 60.0 / j, j);
+    std::printf(
+        "regime study (--grid %s): %zu cells to train, %.0f CPU minutes at %.1f ms/step (GPT width 128) and %.1f "
+        "ms/step "
+        "(ViT), about %.0f minutes at %d at a time on an idle machine\n",
+        grid.c_str(), plan_cells.size() - n_earlier, total / 60.0, gpt_step_ms, vit_step_ms, total / 60.0 / j, j);
     return 0;
   }
   check_doc_folder(doc);
@@ -466,9 +472,9 @@ int regime_study_main(const std::vector<std::string>& args) {
       } else {
         cell.program = "train_vit";
         cell.args = c.arm.args;
-        for (const std::string& a : {std::string("--steps"), std::to_string(plan.vit_steps), std::string("--eval-every"),
-                                     std::string("250"), std::string("--seed"), seed, std::string("--train-images"),
-                                     std::to_string(c.size)})
+        for (const std::string& a :
+             {std::string("--steps"), std::to_string(plan.vit_steps), std::string("--eval-every"), std::string("250"),
+              std::string("--seed"), seed, std::string("--train-images"), std::to_string(c.size)})
           cell.args.push_back(a);
       }
       cell.cost = cell_seconds(c, c.model == "vit" ? plan.vit_steps : plan.steps, gpt_step_ms, vit_step_ms);

@@ -75,9 +75,10 @@ std::string render_reproduces(const std::vector<ClaimsPage>& pages, const std::s
 }
 
 int what_reproduces_main(const std::vector<std::string>& args) {
-  FlagParser p("what_reproduces",
-               "Write the table of the paper's claims as the regime pages judge them, from the results file beside each "
-               "page (PAGE.json), one row per claim with the paper's number, ours, the status, the recipe and the page.");
+  FlagParser p(
+      "what_reproduces",
+      "Write the table of the paper's claims as the regime pages judge them, from the results file beside each "
+      "page (PAGE.json), one row per claim with the paper's number, ours, the status, the recipe and the page.");
   std::vector<std::string> pages = {"docs/results/regime_full.md", "docs/results/regime_verma.md"};
   std::string out = "docs/results/reproduces.md";
   p.list("--pages", pages, "the regime pages whose claims the table lists (each needs PAGE.json beside it)");

@@ -95,7 +95,8 @@ int run_study_program(const char* name, int argc, char** argv,
 
 void add_study_run_flags(FlagParser& p, int& jobs, bool& reuse) {
   p.group("Study");
-  p.integer("--jobs", jobs, 0, 1024, "runs at a time (0: the program's default, one per core unless its --help says otherwise)",
+  p.integer("--jobs", jobs, 0, 1024,
+            "runs at a time (0: the program's default, one per core unless its --help says otherwise)",
             FlagRole::Setting);
   p.toggle("--reuse", reuse, "render the report from OUT/results.json alone, training nothing", FlagRole::Control);
 }

@@ -63,8 +63,8 @@ struct Strided {
 };
 
 inline Strided make_strided(const char* op, const Shape& shape, const Shape& strides) {
-  NL_CHECK(shape.size() <= (size_t)kMaxDims, op, ": tensors of more than ", kMaxDims, " dims are not supported on cuda, got ",
-           to_string(shape));
+  NL_CHECK(shape.size() <= (size_t)kMaxDims, op, ": tensors of more than ", kMaxDims,
+           " dims are not supported on cuda, got ", to_string(shape));
   Strided s;
   s.nd = (int)shape.size();
   for (int d = 0; d < s.nd; ++d) {
@@ -85,7 +85,9 @@ __device__ inline T warp_sum(T v) {
 }
 
 // max that propagates NaN (as PyTorch's max does)
-__device__ inline float nan_max(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b); }
+__device__ inline float nan_max(float a, float b) {
+  return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+}
 
 __device__ inline float warp_max(float v) {
   for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -114,6 +116,8 @@ __device__ inline float block_max(float v) {
 }
 
 // Threads for a block that works on one row of `n` elements: a multiple of 32, at most kThreads.
-inline int row_threads(int64_t n) { return (int)std::min<int64_t>(kThreads, std::max<int64_t>(32, (n + 31) / 32 * 32)); }
+inline int row_threads(int64_t n) {
+  return (int)std::min<int64_t>(kThreads, std::max<int64_t>(32, (n + 31) / 32 * 32));
+}
 
 }  // namespace nl::cuda

@@ -190,9 +190,17 @@ Tensor erf(const Tensor& x) { return unary("erf", x, Erf{}); }
 Tensor relu(const Tensor& x) { return unary("relu", x, Relu{}); }
 Tensor gelu(const Tensor& x) { return unary("gelu", x, Gelu{}); }
 Tensor silu(const Tensor& x) { return unary("silu", x, Silu{}); }
-Tensor gelu_backward(const Tensor& x, const Tensor& dy) { return unary_backward("gelu_backward", x, dy, GeluBackward{}); }
-Tensor silu_backward(const Tensor& x, const Tensor& dy) { return unary_backward("silu_backward", x, dy, SiluBackward{}); }
-Tensor relu_backward(const Tensor& x, const Tensor& dy) { return unary_backward("relu_backward", x, dy, ReluBackward{}); }
-Tensor tanh_backward(const Tensor& y, const Tensor& dy) { return unary_backward("tanh_backward", y, dy, TanhBackward{}); }
+Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
+  return unary_backward("gelu_backward", x, dy, GeluBackward{});
+}
+Tensor silu_backward(const Tensor& x, const Tensor& dy) {
+  return unary_backward("silu_backward", x, dy, SiluBackward{});
+}
+Tensor relu_backward(const Tensor& x, const Tensor& dy) {
+  return unary_backward("relu_backward", x, dy, ReluBackward{});
+}
+Tensor tanh_backward(const Tensor& y, const Tensor& dy) {
+  return unary_backward("tanh_backward", y, dy, TanhBackward{});
+}
 
 }  // namespace nl::cuda

@@ -58,7 +58,8 @@ TEST_CASE("attention op equals matmul, attention_softmax, matmul: values and gra
   check_against_composite(gen, 2, 1, 20, 9, 32, false);  // fewer keys than queries
 }
 
-TEST_CASE("attention op equals the composite with fewer and more (batch, head) pairs than threads", "[grad][attention]") {
+TEST_CASE("attention op equals the composite with fewer and more (batch, head) pairs than threads",
+          "[grad][attention]") {
   Generator gen(81);
   for (int threads : {1, 2, 4}) {
     ScopedThreads scoped(threads);

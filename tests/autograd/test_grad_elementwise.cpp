@@ -120,12 +120,15 @@ TEST_CASE("div gradcheck non-contiguous", "[grad]") { check_binary_non_contiguou
 TEST_CASE("mul gradcheck with a constant operand", "[grad]") {
   nl::Generator gen(105);
   Tensor c = gen.normal({3});
-  CHECK_GRADCHECK(nl::gradcheck([c](const std::vector<Var>& v) { return ag::mul(v[0], Var(c)); }, {gen.normal({2, 3})}));
-  CHECK_GRADCHECK(nl::gradcheck([c](const std::vector<Var>& v) { return ag::mul(Var(c), v[0]); }, {gen.normal({2, 3})}));
-  Tensor d = gen.uniform({2, 1}, 0.5f, 2.0f);
-  CHECK_GRADCHECK(nl::gradcheck([d](const std::vector<Var>& v) { return ag::div(v[0], Var(d)); }, {gen.normal({2, 3})}));
   CHECK_GRADCHECK(
-      nl::gradcheck([d](const std::vector<Var>& v) { return ag::div(Var(d), v[0]); }, {gen.uniform({2, 3}, 0.5f, 2.0f)}));
+      nl::gradcheck([c](const std::vector<Var>& v) { return ag::mul(v[0], Var(c)); }, {gen.normal({2, 3})}));
+  CHECK_GRADCHECK(
+      nl::gradcheck([c](const std::vector<Var>& v) { return ag::mul(Var(c), v[0]); }, {gen.normal({2, 3})}));
+  Tensor d = gen.uniform({2, 1}, 0.5f, 2.0f);
+  CHECK_GRADCHECK(
+      nl::gradcheck([d](const std::vector<Var>& v) { return ag::div(v[0], Var(d)); }, {gen.normal({2, 3})}));
+  CHECK_GRADCHECK(nl::gradcheck([d](const std::vector<Var>& v) { return ag::div(Var(d), v[0]); },
+                                {gen.uniform({2, 3}, 0.5f, 2.0f)}));
 }
 
 TEST_CASE("add gradcheck through the operator overloads + - * / and unary -", "[grad]") {

@@ -175,9 +175,12 @@ TEST_CASE("reference elementwise", "[reference]") {
       {"mul", binary(ag::mul)},
       {"div", binary(ag::div)},
       {"mul_self", [](const RefCase&, const Inputs& in) { return one(ag::mul(in("x"), in("x"))); }},
-      {"add_scalar", [](const RefCase& c, const Inputs& in) { return one(ag::add_scalar(in("x"), c.attr_float("s"))); }},
-      {"mul_scalar", [](const RefCase& c, const Inputs& in) { return one(ag::mul_scalar(in("x"), c.attr_float("s"))); }},
-      {"pow_scalar", [](const RefCase& c, const Inputs& in) { return one(ag::pow_scalar(in("x"), c.attr_float("p"))); }},
+      {"add_scalar",
+       [](const RefCase& c, const Inputs& in) { return one(ag::add_scalar(in("x"), c.attr_float("s"))); }},
+      {"mul_scalar",
+       [](const RefCase& c, const Inputs& in) { return one(ag::mul_scalar(in("x"), c.attr_float("s"))); }},
+      {"pow_scalar",
+       [](const RefCase& c, const Inputs& in) { return one(ag::pow_scalar(in("x"), c.attr_float("p"))); }},
       {"neg", unary(ag::neg)},
       {"exp", unary(ag::exp)},
       {"log", unary(ag::log)},
@@ -199,9 +202,12 @@ TEST_CASE("reference elementwise", "[reference]") {
 
 TEST_CASE("reference reduce", "[reference]") {
   OpTable ops{
-      {"sum", [](const RefCase& c, const Inputs& in) { return one(ag::sum(in("x"), c.attr_ints("axes"), c.attr_bool("keepdim"))); }},
-      {"mean", [](const RefCase& c, const Inputs& in) { return one(ag::mean(in("x"), c.attr_ints("axes"), c.attr_bool("keepdim"))); }},
-      {"max", [](const RefCase& c, const Inputs& in) { return one(ag::max(in("x"), c.attr_ints("axes"), c.attr_bool("keepdim"))); }},
+      {"sum", [](const RefCase& c,
+                 const Inputs& in) { return one(ag::sum(in("x"), c.attr_ints("axes"), c.attr_bool("keepdim"))); }},
+      {"mean", [](const RefCase& c,
+                  const Inputs& in) { return one(ag::mean(in("x"), c.attr_ints("axes"), c.attr_bool("keepdim"))); }},
+      {"max", [](const RefCase& c,
+                 const Inputs& in) { return one(ag::max(in("x"), c.attr_ints("axes"), c.attr_bool("keepdim"))); }},
       {"var",
        [](const RefCase& c, const Inputs& in) {
          return one(ag::var(in("x"), c.attr_ints("axes"), c.attr_bool("keepdim"), (int)c.attr_int("correction")));
@@ -243,7 +249,8 @@ TEST_CASE("reference attention", "[reference][attention]") {
 TEST_CASE("reference shape", "[reference]") {
   OpTable ops{
       {"reshape", [](const RefCase& c, const Inputs& in) { return one(ag::reshape(in("x"), c.attr_ints("shape"))); }},
-      {"transpose", [](const RefCase& c, const Inputs& in) { return one(ag::transpose(in("x"), c.attr_int("a"), c.attr_int("b"))); }},
+      {"transpose", [](const RefCase& c,
+                       const Inputs& in) { return one(ag::transpose(in("x"), c.attr_int("a"), c.attr_int("b"))); }},
       {"permute", [](const RefCase& c, const Inputs& in) { return one(ag::permute(in("x"), c.attr_ints("order"))); }},
       {"permute_reshape",
        [](const RefCase& c, const Inputs& in) {
@@ -268,7 +275,8 @@ TEST_CASE("reference shape", "[reference]") {
          for (int64_t i = 0; i < c.attr_int("n"); ++i) parts.push_back(in("x" + std::to_string(i)));
          return one(ag::concat(parts, c.attr_int("axis")));
        }},
-      {"split", [](const RefCase& c, const Inputs& in) { return ag::split(in("x"), c.attr_ints("sizes"), c.attr_int("axis")); }},
+      {"split",
+       [](const RefCase& c, const Inputs& in) { return ag::split(in("x"), c.attr_ints("sizes"), c.attr_int("axis")); }},
   };
   // Views and copies are exact; only expand's gradient (a sum) rounds.
   run_family("shape.txt", ops, kElementwise);
@@ -305,7 +313,8 @@ OpTable norm_ops() {
          Var beta = c.has("beta") ? in("beta") : Var();  // undefined: plain RMSNorm
          return one(ag::rms_norm(in("x"), in("gamma"), beta, c.attr_float("eps")));
        }},
-      {"dyt", [](const RefCase&, const Inputs& in) { return one(ag::dyt(in("x"), in("alpha"), in("gamma"), in("beta"))); }},
+      {"dyt",
+       [](const RefCase&, const Inputs& in) { return one(ag::dyt(in("x"), in("alpha"), in("gamma"), in("beta"))); }},
       {"bhyt",
        [](const RefCase& c, const Inputs& in) {
          return one(ag::bhyt(in("x"), in("gamma"), in("lambda"), c.attr_float("kappa"), c.attr_float("eps")));

@@ -62,10 +62,10 @@ TEST_CASE("cuda: fused attention on strided head views, and the same bits twice"
   const AttentionForward a = attention_forward(head_view(dqkv, 0), head_view(dqkv, 1), head_view(dqkv, 2), 0.2f, true);
   const AttentionForward b = attention_forward(head_view(dqkv, 0), head_view(dqkv, 1), head_view(dqkv, 2), 0.2f, true);
   CHECK(a.out.to_vector() == b.out.to_vector());
-  const AttentionGrads ga =
-      attention_backward(gpu(dout), head_view(dqkv, 0), head_view(dqkv, 1), head_view(dqkv, 2), a.out, a.lse, 0.2f, true);
-  const AttentionGrads gb =
-      attention_backward(gpu(dout), head_view(dqkv, 0), head_view(dqkv, 1), head_view(dqkv, 2), a.out, a.lse, 0.2f, true);
+  const AttentionGrads ga = attention_backward(gpu(dout), head_view(dqkv, 0), head_view(dqkv, 1), head_view(dqkv, 2),
+                                               a.out, a.lse, 0.2f, true);
+  const AttentionGrads gb = attention_backward(gpu(dout), head_view(dqkv, 0), head_view(dqkv, 1), head_view(dqkv, 2),
+                                               a.out, a.lse, 0.2f, true);
   CHECK(ga.dk.to_vector() == gb.dk.to_vector());
   CHECK(ga.dq.to_vector() == gb.dq.to_vector());
   // a head dim beyond what the kernels hold is refused, naming the limit

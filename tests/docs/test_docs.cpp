@@ -76,7 +76,8 @@ TEST_CASE("docs: the README opens with its title, holds each bold bullet once, a
   CHECK(std::count(md.begin(), md.end(), '\n') <= 300);
 }
 
-TEST_CASE("docs: each regime page links figures of its own, and no two pages' figures are the same file", "[docs][plots]") {
+TEST_CASE("docs: each regime page links figures of its own, and no two pages' figures are the same file",
+          "[docs][plots]") {
   // a figure drawn from another page's cells (the width pages once showed the base width's
   // curves) would be byte for byte that page's
   std::map<std::string, std::string> page_of_bytes;  // a figure's bytes -> the page linking it
@@ -103,4 +104,24 @@ TEST_CASE("docs: each regime page links figures of its own, and no two pages' fi
     }
   }
   CHECK(figures > 10);
+}
+
+TEST_CASE("source: no line of the C++ and CUDA sources is wider than 120 columns", "[docs]") {
+  size_t files = 0;
+  for (const char* folder : {"tensor", "autograd", "nn", "train", "studies", "apps", "tests", "bench", "fuzz"}) {
+    if (!std::filesystem::exists(folder)) continue;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(folder)) {
+      const std::string ext = e.path().extension().string();
+      if (ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh") continue;
+      ++files;
+      std::istringstream lines(nl::test::read_bytes(e.path().string()));
+      size_t n = 0;
+      for (std::string line; std::getline(lines, line);) {
+        ++n;
+        INFO(e.path().string() << ":" << n);
+        CHECK(line.size() <= 120);
+      }
+    }
+  }
+  CHECK(files > 100);
 }

@@ -160,7 +160,8 @@ TEST_CASE("docs/your-own-norm.md: its norm is added, tested, compared and measur
     REQUIRE(r.code == 0);
     if (commands[i]->text.find("make test") != std::string::npos)
       CHECK(r.out.find("\n" + expected_checks + " passed, 0 failed, 0 skipped") != std::string::npos);
-    if (commands[i]->text.find("bounded_all") != std::string::npos) CHECK(r.out.find(",bounded_all,") != std::string::npos);
+    if (commands[i]->text.find("bounded_all") != std::string::npos)
+      CHECK(r.out.find(",bounded_all,") != std::string::npos);
   }
 
   // the comparison has the norm's row, its run the statistics of its bounded argument

@@ -39,8 +39,8 @@ inline Tensor from_d(const std::vector<double>& v, const Shape& shape) {
 }
 
 // y (N, out) = x (N, in) W^T (out, in) + b (out), in double
-inline std::vector<double> linear_naive(const std::vector<double>& x, int64_t N, int64_t in, const std::vector<double>& W,
-                                 const std::vector<double>& b, int64_t out) {
+inline std::vector<double> linear_naive(const std::vector<double>& x, int64_t N, int64_t in,
+                                        const std::vector<double>& W, const std::vector<double>& b, int64_t out) {
   std::vector<double> y(N * out);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t o = 0; o < out; ++o) {

@@ -302,7 +302,8 @@ TEST_CASE("bhyt block peri: no approximation, site 2 is the exact BHyT* of h", "
   Block block(block_config(8, 2, true, bhyt_config("bhyt"), 2, "peri", 1), g);
   CHECK_FALSE(block.approximates_site2());
   for (auto& [name, p] : block.named_parameters())
-    p.value().copy_from(add_scalar(gen.normal(p.shape(), 0.0f, 0.4f), name.find("ln") != std::string::npos ? 1.0f : 0.0f));
+    p.value().copy_from(
+        add_scalar(gen.normal(p.shape(), 0.0f, 0.4f), name.find("ln") != std::string::npos ? 1.0f : 0.0f));
   Tensor x = gen.normal({2, 3, 8});
   Capture cap;
   block.probe = &cap;

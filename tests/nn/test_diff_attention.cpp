@@ -35,7 +35,8 @@ TEST_CASE("diff attention: lambda_init = 0.8 - 0.6 exp(-0.3 (l - 1))", "[nn][dif
     for (int64_t i = 0; i < u.value().numel(); ++i) s += (double)u.value().to_vector()[i] * v.value().to_vector()[i];
     return s;
   };
-  const double expected = std::exp(dot(a.lambda_q1, a.lambda_k1)) - std::exp(dot(a.lambda_q2, a.lambda_k2)) + a.lambda_init;
+  const double expected =
+      std::exp(dot(a.lambda_q1, a.lambda_k1)) - std::exp(dot(a.lambda_q2, a.lambda_k2)) + a.lambda_init;
   CHECK(a.lambda().value().item() == Approx(expected).epsilon(1e-5));
   CHECK_THROWS_WITH(DiffAttention(12, 4, true, 1, gen, 0.02f, false), Contains("2 x heads"));
 }
@@ -102,7 +103,8 @@ TEST_CASE("diff attention: a GPT with --attn diff has a standard attention's par
   CHECK(diff.num_parameters() == standard.num_parameters() + 2 * 4 * hd);
   CHECK_FALSE(diff.supports_cache());
   std::vector<int32_t> ids(2 * 8), targets(2 * 8);
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = (int32_t)((i * 7 + 3) % 32), targets[i] = (int32_t)((i * 5 + 1) % 32);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = (int32_t)((i * 7 + 3) % 32), targets[i] = (int32_t)((i * 5 + 1) % 32);
   const Tensor x = Tensor::from_ints(ids, {2, 8}), t = Tensor::from_ints(targets, {16});
   auto loss = [&] { return ag::cross_entropy(ag::reshape(diff.forward(x), {16, 32}), t); };
   loss().backward();

@@ -359,7 +359,8 @@ TEST_CASE("fold: centre_parameters subtracts each column's mean over the outputs
 // the embedding sum and the projections written before it: blocks.l.ln1 those of blocks
 // < l, blocks.l.ln2 also blocks.l.attn.proj, ln_f all of them. q/k/v and the MLP
 // up-projection feed attention and the GELU, never a norm input, so are never named.
-TEST_CASE("fold: every LayerNorm of the Pre-LN GPT folds with the embedding centred and the out-projections centred", "[fold]") {
+TEST_CASE("fold: every LayerNorm of the Pre-LN GPT folds with the embedding centred and the out-projections centred",
+          "[fold]") {
   Generator gen(10);
   GPT model(small_gpt("ln"), gen);
   const FoldReport r = detect_gpt(model);
@@ -538,8 +539,9 @@ TEST_CASE("fold: the model description of a checkpoint is read back into a GPTCo
   CHECK(c.norm.name == "ln");
   CHECK(c.norm.eps == 1e-6f);
   CHECK((float)c.norm.option("bhyt-p") == 0.9f);
-  CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": 256, \"dim\": 8, \"heads\": 2, \"context\": 4, \"norm\": \"ln\"}"),
-                    Contains("'layers'"));
+  CHECK_THROWS_WITH(
+      gpt_config_from_json("{\"vocab\": 256, \"dim\": 8, \"heads\": 2, \"context\": 4, \"norm\": \"ln\"}"),
+      Contains("'layers'"));
   CHECK_THROWS_WITH(gpt_config_from_json("{\"vocab\": \"2x\", \"layers\": 1, \"dim\": 8, \"heads\": 2, "
                                          "\"context\": 4, \"norm\": \"ln\"}"),
                     Contains("'vocab' is not an integer"));

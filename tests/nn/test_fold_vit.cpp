@@ -66,7 +66,8 @@ TEST_CASE("fold: every LayerNorm of the ViT folds with its token sum and out-pro
   CHECK(r.insertions().empty());
 }
 
-TEST_CASE("fold: a folded ViT computes the ln ViT's logits, with its token sum and projections centred", "[fold][vit]") {
+TEST_CASE("fold: a folded ViT computes the ln ViT's logits, with its token sum and projections centred",
+          "[fold][vit]") {
   Generator gen(31);
   ViT ln(two_layer("ln"), gen);
   scramble(ln, gen);

@@ -65,7 +65,8 @@ TEST_CASE("kv cache: pieces fed through the cache give the whole sequence's logi
   }
 }
 
-TEST_CASE("kv cache: refused for the BHyT approximation, in training mode, and for a cache of another batch", "[kv_cache]") {
+TEST_CASE("kv cache: refused for the BHyT approximation, in training mode, and for a cache of another batch",
+          "[kv_cache]") {
   Generator gen(41);
   GPT bhyt(config_for("bhyt", "pre"), gen);
   bhyt.eval();

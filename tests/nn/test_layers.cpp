@@ -295,7 +295,8 @@ TEST_CASE("attention is causal: a later input never changes an earlier output", 
     CHECK_CLOSE(y2.slice(0, 0, 1), y.slice(0, 0, 1), 0, 1e-6);  // the other sequence
     double changed = 0;
     for (int64_t s = t; s < T; ++s)
-      for (int64_t e = 0; e < C; ++e) changed = std::max(changed, (double)std::fabs(y2.at({1, s, e}) - y.at({1, s, e})));
+      for (int64_t e = 0; e < C; ++e)
+        changed = std::max(changed, (double)std::fabs(y2.at({1, s, e}) - y.at({1, s, e})));
     CHECK(changed > 1e-4);
   }
 }
@@ -393,7 +394,8 @@ TEST_CASE("gpt is causal for every norm: changing a future token leaves earlier 
       CHECK_CLOSE(l2.slice(1, 0, t), logits.slice(1, 0, t), 0, 1e-6);
       CHECK_CLOSE(l2.slice(0, 0, 1), logits.slice(0, 0, 1), 0, 1e-6);
       double changed = 0;
-      for (int64_t v = 0; v < 16; ++v) changed = std::max(changed, (double)std::fabs(l2.at({1, t, v}) - logits.at({1, t, v})));
+      for (int64_t v = 0; v < 16; ++v)
+        changed = std::max(changed, (double)std::fabs(l2.at({1, t, v}) - logits.at({1, t, v})));
       CHECK(changed > 1e-4);
     }
   }

@@ -81,7 +81,8 @@ TEST_CASE("bhyt gamma0: kappa-over-lambda starts each site's gamma at kappa / la
     // kappa = 1 / sqrt(1 - 0.96) = 5
     CHECK(values_of(*make_norm(c, 3, NormPlace::Attention), "weight")[0] == Approx(2.5));
     CHECK(values_of(*make_norm(c, 3, NormPlace::Mlp), "weight")[0] == Approx(5.0));
-    if (std::string(kind) == "bhyt-exact") CHECK(values_of(*make_norm(c, 3, NormPlace::Final), "weight")[0] == Approx(1.25));
+    if (std::string(kind) == "bhyt-exact")
+      CHECK(values_of(*make_norm(c, 3, NormPlace::Final), "weight")[0] == Approx(1.25));
     c.set("bhyt-lambda-mlp", 0);
     CHECK_THROWS_WITH(make_norm(c, 3, NormPlace::Mlp), Contains("--bhyt-gamma0 kappa-over-lambda") &&
                                                            Contains("nonzero initial lambda"));

@@ -316,7 +316,8 @@ void gpt_names_and_checkpoint(const NormKind& kind) {
   // ln_f: the kind's default final norm (an RMSNorm for bhyt), with the same settings
   {
     std::vector<std::pair<std::string, Shape>> want, got;
-    for (const auto& [name, p] : make_norm(final_config_of(f.config.norm), f.config.dim, NormPlace::Final)->named_parameters())
+    for (const auto& [name, p] :
+         make_norm(final_config_of(f.config.norm), f.config.dim, NormPlace::Final)->named_parameters())
       want.push_back({"ln_f." + name, p.shape()});
     for (const auto& [name, p] : f.model->named_parameters())
       if (name.rfind("ln_f.", 0) == 0) got.push_back({name, p.shape()});

@@ -235,7 +235,8 @@ TEST_CASE("bias off: the blocks' linears have none, the norms keep theirs; forwa
   GPT with(c, g1);
   c.bias = false;
   GPT without(c, g2);
-  for (const char* n : {"blocks.0.attn.qkv.bias", "blocks.1.attn.proj.bias", "blocks.0.mlp.fc.bias", "blocks.1.mlp.proj.bias"}) {
+  for (const char* n :
+       {"blocks.0.attn.qkv.bias", "blocks.1.attn.proj.bias", "blocks.0.mlp.fc.bias", "blocks.1.mlp.proj.bias"}) {
     CHECK(names_of(with).count(n) == 1);
     CHECK(names_of(without).count(n) == 0);
   }
@@ -392,7 +393,8 @@ TEST_CASE("gradients of the recipes' models match finite differences", "[nn][lla
   check_gradients(verma, "dyt-verma");
 }
 
-TEST_CASE("model descriptions: the new fields round-trip, final_norm is written resolved where it is another kind", "[nn]") {
+TEST_CASE("model descriptions: the new fields round-trip, final_norm is written resolved where it is another kind",
+          "[nn]") {
   GPTConfig c = llama("bhyt");
   c.norm.set_choice("bhyt-form", "code");
   const std::string d = describe_gpt(c);
@@ -414,8 +416,9 @@ TEST_CASE("model descriptions: the new fields round-trip, final_norm is written 
       R"({"arch":"gpt","vocab":16,"layers":1,"dim":8,"heads":2,"context":4,"norm":"ln","final_norm":""})");
   CHECK(old.bias);
   CHECK(old.tied_head);
-  CHECK_THROWS_WITH(gpt_config_from_json(R"({"vocab":16,"layers":1,"dim":8,"heads":2,"context":4,"norm":"ln","bias":1})"),
-                    Contains("'bias' is not true or false"));
+  CHECK_THROWS_WITH(
+      gpt_config_from_json(R"({"vocab":16,"layers":1,"dim":8,"heads":2,"context":4,"norm":"ln","bias":1})"),
+      Contains("'bias' is not true or false"));
   CHECK_THROWS_WITH(
       gpt_config_from_json(R"({"vocab":16,"layers":1,"dim":8,"heads":2,"context":4,"norm":"bhyt","bhyt_form":"x"})"),
       Contains("bhyt-form"));

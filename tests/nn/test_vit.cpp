@@ -127,8 +127,9 @@ TEST_CASE("vit attention (causal = false) equals plain loops over every key", "[
   attn.qkv->bias.value().copy_from(gen.normal({3 * C}, 0.0f, 0.2f));
   attn.proj->bias.value().copy_from(gen.normal({C}, 0.0f, 0.2f));
   Tensor x = gen.normal({B, T, C});
-  auto expected = attention_naive(to_d(x), B, T, C, H, false, to_d(attn.qkv->weight.value()), to_d(attn.qkv->bias.value()),
-                                to_d(attn.proj->weight.value()), to_d(attn.proj->bias.value()));
+  auto expected =
+      attention_naive(to_d(x), B, T, C, H, false, to_d(attn.qkv->weight.value()), to_d(attn.qkv->bias.value()),
+                      to_d(attn.proj->weight.value()), to_d(attn.proj->bias.value()));
   CHECK_CLOSE(attn.forward(Var(x)).value(), from_d(expected, {B, T, C}), 1e-4, 1e-5);
 
   // token 0's output depends on the last token (a causal layer's would not)
@@ -217,9 +218,9 @@ TEST_CASE("vit forward of a LayerNorm model equals plain loops: patches, cls, po
       }
   for (int l = 0; l < 2; ++l) {
     const std::string pre = "blocks." + std::to_string(l) + ".";
-    auto a = attention_naive(layernorm_naive(x, C, P_(pre + "ln1.weight"), P_(pre + "ln1.bias")), B, T, C, c.heads, false,
-                           P_(pre + "attn.qkv.weight"), P_(pre + "attn.qkv.bias"), P_(pre + "attn.proj.weight"),
-                           P_(pre + "attn.proj.bias"));
+    auto a = attention_naive(layernorm_naive(x, C, P_(pre + "ln1.weight"), P_(pre + "ln1.bias")), B, T, C, c.heads,
+                             false, P_(pre + "attn.qkv.weight"), P_(pre + "attn.qkv.bias"),
+                             P_(pre + "attn.proj.weight"), P_(pre + "attn.proj.bias"));
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
     auto f = linear_naive(layernorm_naive(x, C, P_(pre + "ln2.weight"), P_(pre + "ln2.bias")), B * T, C,
                         P_(pre + "mlp.fc.weight"), P_(pre + "mlp.fc.bias"), 4 * C);

@@ -187,7 +187,8 @@ TEST_CASE("act_stats: bhyt site-2 variances (approximated, exact) and pre-tanh s
   scramble(model, gen);
   // large lambdas, so that a good share of the pre-tanh arguments exceeds 1, 2 and 3
   for (auto& [name, p] : model.named_parameters())
-    if (name.find("lambda") != std::string::npos) p.value().fill_(name.find("ln1") != std::string::npos ? 25.0f : 18.0f);
+    if (name.find("lambda") != std::string::npos)
+      p.value().fill_(name.find("ln1") != std::string::npos ? 25.0f : 18.0f);
   const std::vector<int32_t> ids = {0, 7, 7, 2, 9, 12, 4, 4, 1, 15, 3, 3};
   std::vector<ActStat> rows = activation_stats(model, Tensor::from_ints(ids, {2, 6}));
 

@@ -25,8 +25,8 @@ TEST_CASE("bhyt_gap verdict: slower and catching up, slower and ending worse, wo
   };
   const std::string caught = verdict({5, 6, 4}, {0.5, -0.2, 0.9});
   CHECK_THAT(caught, Contains("`bhyt-released` learns more slowly and catches up") &&
-                         Contains("+5.0 % (+4.0 to +6.0) at step 500") && Contains("+0.4 % (-0.2 to +0.9) at step 5000") &&
-                         Contains("against `ln-released`"));
+                         Contains("+5.0 % (+4.0 to +6.0) at step 500") &&
+                         Contains("+0.4 % (-0.2 to +0.9) at step 5000") && Contains("against `ln-released`"));
   CHECK_THAT(verdict({10, 12, 11}, {5, 6, 4}), Contains("learns more slowly and ends worse"));
   // behind at the end in every seed, but one seed's gap grew: not "slower"
   CHECK_THAT(verdict({3, 4, 5}, {5, 3.5, 4}), Contains("ends worse and does not close the gap"));
@@ -98,11 +98,12 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
   REQUIRE(t.code == 0);
   const std::string tuned_json = tmp.sub("tuned.json");
   const std::string out = tmp.sub("gap");
-  expect_each_refused(kGap, kTiny + " --seeds 1", out,
-                      {{"--tuned-results " + tmp.sub("none.json"), "--tuned-results: no file"},
-                       {"--tuned-results " + tuned_json + " --layers 2", "a tuned comparison of another recipe (--layers"},
-                       {"--tuned-results " + tuned_json + " --seeds ''", "--seeds"}},
-                      tmp);
+  expect_each_refused(
+      kGap, kTiny + " --seeds 1", out,
+      {{"--tuned-results " + tmp.sub("none.json"), "--tuned-results: no file"},
+       {"--tuned-results " + tuned_json + " --layers 2", "a tuned comparison of another recipe (--layers"},
+       {"--tuned-results " + tuned_json + " --seeds ''", "--seeds"}},
+      tmp);
   const std::string flags = kTiny + " --seeds 1,2 --long-steps 6 --long-eval-every 2 --tuned-results " + tuned_json;
   // --dry-run prices the runs and trains none
   const RunResult dry = run_program(kGap, flags + " --out " + out + " --dry-run --step-ms 1000 --jobs 2", tmp);

@@ -153,7 +153,8 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
   // ln and cbwc on the same block and recipe: the fold paragraph
   json with_cbwc = results;
   with_cbwc["runs"].push_back(run("cbwc", "pre", "cbwc", "", 2.4000001));
-  CHECK_THAT(render_demo_report(with_cbwc), Contains("**cbwc against ln**") && Contains("6 decimals (2.400000 and 2.400000)"));
+  CHECK_THAT(render_demo_report(with_cbwc),
+             Contains("**cbwc against ln**") && Contains("6 decimals (2.400000 and 2.400000)"));
 }
 
 namespace {
@@ -202,7 +203,8 @@ TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the ta
   // bhyt-released against ln-llama, the ln on its block
   const double bhyt = std::stod(summary[3][5]), ln_llama = std::stod(summary[4][5]);
   CHECK(std::stod(summary[3][6]) == Approx(100.0 * (bhyt - ln_llama) / ln_llama).epsilon(1e-5));
-  // every run's config.json records what its flags made: the recipe's expansion, the run's own flags over the common ones
+  // every run's config.json records what its flags made: the recipe's expansion, the run's own flags over the common
+  // ones
   const json released = json::parse(read_bytes(out + "/bhyt-released/config.json"));
   CHECK(released["recipe"] == "bhyt-released");
   CHECK(released["block"] == "llama");
@@ -214,9 +216,11 @@ TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the ta
   // the plot's panels: one per ln run, each with the runs read against it
   CHECK(read_bytes(out + "/val_loss_panels.tsv") ==
         "val_loss_panel1.csv\tln, rms, fast\nval_loss_panel2.csv\tbhyt-released, ln-llama\n");
-  CHECK(read_csv_rows(out + "/val_loss_panel2.csv")[0] == std::vector<std::string>{"step", "bhyt-released", "ln-llama"});
+  CHECK(read_csv_rows(out + "/val_loss_panel2.csv")[0] ==
+        std::vector<std::string>{"step", "bhyt-released", "ln-llama"});
   const std::string md = read_bytes(out + "/report.md");
-  CHECK_THAT(md, Contains("| bhyt-released | bhyt-released | llama | bhyt |") && Contains("- `fast`: `--norm rms --lr 0.003`"));
+  CHECK_THAT(md, Contains("| bhyt-released | bhyt-released | llama | bhyt |") &&
+                     Contains("- `fast`: `--norm rms --lr 0.003`"));
   CHECK_THAT(r.out, Contains("bhyt-released  bhyt-released  llama"));
   // --reuse renders the same report from results.json alone
   fs::remove(out + "/report.md");

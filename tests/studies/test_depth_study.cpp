@@ -98,8 +98,8 @@ TEST_CASE("depth_study: a tiny grid writes a report with every claim and table; 
   for (const char* needle :
        {"## Summary: the paper's claims at this scale", "## 1. The residual stream stays flat",
         "## 2. With lambda/kappa < 1/sqrt(L)", "## 3. The block-level approximation", "| 2 | pre+bhyt |",
-        "| 1 | lns+rms |", "Pearson r", "pre+bhyt-old", "L/0 at end", "L/1 at end", "Regenerate: `build/release/depth_study",
-        "block 1's output", "learnt (seeds)"})
+        "| 1 | lns+rms |", "Pearson r", "pre+bhyt-old", "L/0 at end", "L/1 at end",
+        "Regenerate: `build/release/depth_study", "block 1's output", "learnt (seeds)"})
     CHECK_THAT(md, Contains(needle));
   CHECK(md.find("{{") == std::string::npos);
   // each run is an ordinary train_gpt run with its own statistics, config and result
@@ -139,8 +139,9 @@ TEST_CASE("depth_study under mpirun: the ranks share the grid and the lead write
   fs::create_directories(tmp.sub("doc"));
   const RunResult one = run_program(kStudy, tiny + " --out " + tmp.sub("one") + " --doc " + tmp.sub("doc/one.md"), tmp);
   REQUIRE(one.code == 0);
-  const RunResult two = run_program(mpirun_path(), "--allow-run-as-root --oversubscribe -np 2 " + kMpiDepthStudy + " " +
-                                                       tiny + " --out " + tmp.sub("two") + " --doc " + tmp.sub("doc/two.md"),
+  const RunResult two = run_program(mpirun_path(),
+                                    "--allow-run-as-root --oversubscribe -np 2 " + kMpiDepthStudy + " " + tiny +
+                                        " --out " + tmp.sub("two") + " --doc " + tmp.sub("doc/two.md"),
                                     tmp);
   INFO("stderr: " << two.err);
   REQUIRE(two.code == 0);

@@ -30,7 +30,8 @@ TEST_CASE("dyt_trains verdict: the settings that train in every seed, in some, i
         "In all 3 seeds DyT leaves the unigram plateau with `dyt-lnf-emb` (2.6500), `dyt-lnf` (2.7100); in some seeds "
         "only with `dyt-emb` (3.0000); in none with `dyt`, `dyt-a2`");
   // no setting in every seed: said first; the reference is never judged
-  const std::vector<TrainsRow> stuck = {{"ln", true, 3, 3, NAN}, {"dyt", false, 3, 3, NAN}, {"dyt-emb", false, 3, 2, 3.1}};
+  const std::vector<TrainsRow> stuck = {
+      {"ln", true, 3, 3, NAN}, {"dyt", false, 3, 3, NAN}, {"dyt-emb", false, 3, 2, 3.1}};
   CHECK(dyt_trains_verdict(stuck) ==
         "No setting of the grid leaves the unigram plateau in all 3 seeds; in some seeds only with `dyt-emb` (3.1000); "
         "in none with `dyt`");
@@ -53,7 +54,8 @@ TEST_CASE("dyt_trains: the final norm's saturation at the last step, by the head
   CHECK(std::isnan(final_norm_saturation(tmp.sub("none.csv"))));
 }
 
-TEST_CASE("dyt_trains: every setting per seed on a tiny grid, the report, --reuse", "[dyt-trains][cli][needs-fortunes]") {
+TEST_CASE("dyt_trains: every setting per seed on a tiny grid, the report, --reuse",
+          "[dyt-trains][cli][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string out = tmp.sub("trains");

@@ -18,14 +18,15 @@ TEST_CASE("grid: the planned steps of a cell, from --steps or --epochs", "[grid]
   CHECK(planned_steps(json{{"steps", 0}, {"epochs", 12.0}, {"batch", 128}, {"val_size", 5000}, {"train_images", -1}}) ==
         5157);
   // --train-images 1000: ceil(12 * 1000 / 128) = ceil(93.75)
-  CHECK(planned_steps(json{{"steps", 0}, {"epochs", 12.0}, {"batch", 128}, {"val_size", 5000}, {"train_images", 1000}}) ==
-        94);
+  CHECK(planned_steps(
+            json{{"steps", 0}, {"epochs", 12.0}, {"batch", 128}, {"val_size", 5000}, {"train_images", 1000}}) == 94);
   CHECK(planned_steps(json{{"steps", 0}}) == 1);
   CHECK(planned_steps(json::object()) == 1);
 }
 
 TEST_CASE("study_command: the report's command line pastes back into a shell", "[grid]") {
-  CHECK(nl::study_command("build/release/regime_study", {"--arms", "ln=--norm ln,dyt=--norm dyt", "--reuse", "--jobs", "2"}) ==
+  CHECK(nl::study_command("build/release/regime_study",
+                          {"--arms", "ln=--norm ln,dyt=--norm dyt", "--reuse", "--jobs", "2"}) ==
         "build/release/regime_study --arms 'ln=--norm ln,dyt=--norm dyt' --jobs 2");
   CHECK(nl::study_command("p", {"--doc", "it's.md"}) == "p --doc 'it'\\''s.md'");
   CHECK(nl::study_command("p", {"--out", "runs/x"}) == "p --out runs/x");

@@ -199,8 +199,9 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const std::string md = study.run(tmp);
   for (const char* needle :
        {"## Summary", "## 1. Phase table", "### Width 16", "### Width 8", "## 2. Does LayerNorm over-fit?",
-        "## 3. The paper's numbers", "| dyt-a2 | data-rich | 3K | +18.8 % (50M: +19.6 %) |", "## 4. The 500-step saturation screen",
-        "Wilson 95 %", "## 5. The instruments at the end", "## 7. Llama + DyT collapse", "## 8. What reproduced", "Regenerate: `build/release/regime_study",
+        "## 3. The paper's numbers", "| dyt-a2 | data-rich | 3K | +18.8 % (50M: +19.6 %) |",
+        "## 4. The 500-step saturation screen", "Wilson 95 %", "## 5. The instruments at the end",
+        "## 7. Llama + DyT collapse", "## 8. What reproduced", "Regenerate: `build/release/regime_study",
         "| hybrid-a2 |", "seeds lower, p = "})
     CHECK_THAT(md, Contains(needle));
   CHECK(md.find("{{") == std::string::npos);
@@ -252,7 +253,8 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   nlohmann::json long_recipe = results;
   long_recipe["recipe"]["steps"] = 100000;
   const std::string long_md = render_regime_report(long_recipe, false);
-  CHECK_THAT(long_md, Contains("| dyt-a2 | data-scarce | 3K | -27.3 % |") && Contains("| dyt-a2 | data-rich | all | +18.8 % (50M: +19.6 %) |"));
+  CHECK_THAT(long_md, Contains("| dyt-a2 | data-scarce | 3K | -27.3 % |") &&
+                          Contains("| dyt-a2 | data-rich | all | +18.8 % (50M: +19.6 %) |"));
   CHECK_THAT(long_md, Contains("No subset of this grid has two alpha0s"));
   // the over-fitting verdict is given where the smallest subset is data-scarce only
   CHECK_THAT(long_md, Contains("- the data-scarce regime exists (LN's validation loss rises after a minimum): "
@@ -279,14 +281,18 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
     CHECK_THAT(render_regime_report(stuck, false), Contains("did not train in"));
   // the sweep's sentence quotes the paper's alpha0 sweep (its manifest: 118M +42.0, +31.4,
   // +18.8, +15.5 %; 1M -33.6, -34.1, -27.3, -20.5 %) in alpha0 order
-  CHECK_THAT(sweep_md, Contains("From alpha0 0.5 to 3 the paper's change against LN falls on all the data "
-                               "(+42.0, +31.4, +18.8, +15.5 %) and rises on 1M tokens (-33.6, -34.1, -27.3, -20.5 %: "));
-  CHECK_THAT(sweep_md, Contains("| 3K | 533.3 | 0.5 | ") && Contains("| 3K | 533.3 | 2 | ") && Contains("| all | 0.7 | 2 | "));
+  CHECK_THAT(sweep_md,
+             Contains("From alpha0 0.5 to 3 the paper's change against LN falls on all the data "
+                      "(+42.0, +31.4, +18.8, +15.5 %) and rises on 1M tokens (-33.6, -34.1, -27.3, -20.5 %: "));
+  CHECK_THAT(sweep_md,
+             Contains("| 3K | 533.3 | 0.5 | ") && Contains("| 3K | 533.3 | 2 | ") && Contains("| all | 0.7 | 2 | "));
   const size_t yes_at = sweep_md.find("Reproduced (same direction"), no_at = sweep_md.find("Did not reproduce");
-  const size_t scarce_at = sweep_md.find("- the alpha0 sweep's direction: on 3K, alpha0 0.5 to 2: paper -33.6 % to -27.3 % "
-                                         "against LN (rises with alpha0; 2 against 0.5 +9.5 %); here alpha0 2 against 0.5 +");
-  const size_t rich_at = sweep_md.find("- the alpha0 sweep's direction: on all, alpha0 0.5 to 2: paper +42.0 % to +18.8 % "
-                                       "against LN (falls with alpha0; 2 against 0.5 -16.3 %); here alpha0 2 against 0.5 +");
+  const size_t scarce_at = sweep_md.find(
+      "- the alpha0 sweep's direction: on 3K, alpha0 0.5 to 2: paper -33.6 % to -27.3 % "
+      "against LN (rises with alpha0; 2 against 0.5 +9.5 %); here alpha0 2 against 0.5 +");
+  const size_t rich_at = sweep_md.find(
+      "- the alpha0 sweep's direction: on all, alpha0 0.5 to 2: paper +42.0 % to +18.8 % "
+      "against LN (falls with alpha0; 2 against 0.5 -16.3 %); here alpha0 2 against 0.5 +");
   CHECK((scarce_at != std::string::npos && scarce_at > yes_at && scarce_at < no_at));
   CHECK((rich_at != std::string::npos && rich_at > no_at && rich_at < sweep_md.find("Could not be tested")));
   // a subset between the regimes (the 6-step recipe: 3K is data-rich there too, so raise
@@ -294,9 +300,12 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   nlohmann::json between = swept;
   between["recipe"]["steps"] = 1000;
   const std::string between_md = render_regime_report(between, false);
-  CHECK_THAT(between_md, Contains("- on 3K, alpha0 0.5 to 2: the paper has no number at this subset; here alpha0 2 against 0.5 +"));
+  CHECK_THAT(between_md,
+             Contains("- on 3K, alpha0 0.5 to 2: the paper has no number at this subset; here alpha0 2 against 0.5 +"));
   CHECK(between_md.find("the alpha0 sweep's direction: on 3K") == std::string::npos);
-  CHECK_THAT(between_md, Contains("- The data-scarce regime: no subset of this grid is seen 150+ times (the smallest, 3K, 5 passes)"));
+  CHECK_THAT(
+      between_md,
+      Contains("- The data-scarce regime: no subset of this grid is seen 150+ times (the smallest, 3K, 5 passes)"));
   CHECK_THAT(sweep_md, Contains("0/2 seeds lower: the paper's direction at every seed") &&
                            Contains("0/2 seeds lower: the other direction at every seed"));
   CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
@@ -372,7 +381,8 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK_THAT(llama_md, Contains("llama-x on 3K: 1 of 2 seeds collapsed"));
   // a DyT arm with SwiGLU (no --mlp gelu in its flags): the paper's collapse, reproduced
   const size_t reproduced_at = llama_md.find("Reproduced (same direction"), not_at = llama_md.find("Did not reproduce");
-  const size_t collapse_at = llama_md.find("- Llama + DyT (SwiGLU) collapses in some seeds, 3K: 1 of 2 seeds collapsed");
+  const size_t collapse_at =
+      llama_md.find("- Llama + DyT (SwiGLU) collapses in some seeds, 3K: 1 of 2 seeds collapsed");
   CHECK((collapse_at > reproduced_at && collapse_at < not_at));
 
   // another folder (a later session: runs/ is not kept) continues from the results beside
@@ -413,7 +423,8 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   const RunResult lacks = run_program(kStudy, kTiny + " --cells-from " + lacking_file + " --dry-run", later);
   CHECK(lacks.code == 2);
   CHECK_THAT(lacks.err, Contains("another recipe") && Contains("--lr unset there"));
-  const RunResult missing = run_program(kStudy, kTiny + " --cells-from " + later.sub("none.json") + " --dry-run", later);
+  const RunResult missing =
+      run_program(kStudy, kTiny + " --cells-from " + later.sub("none.json") + " --dry-run", later);
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Contains("--cells-from: no file"));
 
@@ -487,7 +498,8 @@ TEST_CASE("regime: a row's status tells over-fitting from never learning", "[reg
   CHECK(regime_row_status({false, false, false}, {learnt, learnt, learnt}) == "ok");
   CHECK(regime_row_status({false, false, false}, {stuck, learnt, overfit}) == "1 stuck near unigram, 1 over-fit");
   CHECK(regime_row_status({true, false}, {Curve{}, learnt}) == "1 failed");
-  CHECK(regime_row_status({false}, {Curve{}}) == "1 stuck near unigram");  // a run with no evaluation learnt nothing shown
+  CHECK(regime_row_status({false}, {Curve{}}) ==
+        "1 stuck near unigram");  // a run with no evaluation learnt nothing shown
 }
 
 TEST_CASE("regime: Llama collapse is judged on training loss, so over-fitting is not collapse", "[regime]") {
@@ -513,12 +525,13 @@ TEST_CASE("regime_study: a Llama arm trains the Llama block its flags imply, not
           "[regime][cli][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
-  const TinyStudy study(kStudy,
-                        "--arms 'ln=--norm ln' --llama-arms 'llama-rms=--block llama --norm rms,llama-gelu=--block "
-                        "llama --norm rms --mlp gelu' --llama-seeds 1 --sizes 3000 --seeds 1 --dim 16 --heads 2 --seq 8 "
-                        "--batch 2 --steps 2 --warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --vit-images 0 "
-                        "--jobs 2",
-                        tmp, "regime.md");
+  const TinyStudy study(
+      kStudy,
+      "--arms 'ln=--norm ln' --llama-arms 'llama-rms=--block llama --norm rms,llama-gelu=--block "
+      "llama --norm rms --mlp gelu' --llama-seeds 1 --sizes 3000 --seeds 1 --dim 16 --heads 2 --seq 8 "
+      "--batch 2 --steps 2 --warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --vit-images 0 "
+      "--jobs 2",
+      tmp, "regime.md");
   study.run(tmp);
   const auto config = [&](const std::string& arm) {
     return nlohmann::json::parse(read_bytes(study.runs + "/gpt/w16/3K/" + arm + "/s1/config.json"));
@@ -556,8 +569,9 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
         "Llama + DyT (SwiGLU) collapses in every seed, not in some, 30K: 6 of 6 seeds collapsed (paper: 1 of 3)");
   const auto text = llama_verdicts("all", {2, 6}, {0, 6}, DataRegime::Rich);
   CHECK(text[0].text == "Llama + DyT (SwiGLU) collapses in some seeds, all: 2 of 6 seeds collapsed (paper: 1 of 3)");
-  CHECK(text[1].text == "A GELU MLP in place of SwiGLU rescues Llama + DyT, all: GELU 0 of 6 collapsed against SwiGLU's "
-                        "2 of 6 (paper: rescued)");
+  CHECK(text[1].text ==
+        "A GELU MLP in place of SwiGLU rescues Llama + DyT, all: GELU 0 of 6 collapsed against SwiGLU's "
+        "2 of 6 (paper: rescued)");
 }
 
 TEST_CASE("regime: a Llama claim is judged only where the paper tested it", "[regime]") {
@@ -566,8 +580,9 @@ TEST_CASE("regime: a Llama claim is judged only where the paper tested it", "[re
   REQUIRE(scarce.size() == 2);
   CHECK(scarce[0].verdict == Verdict::Reproduced);  // the collapse was tested at 1M tokens
   CHECK(scarce[1].verdict == Verdict::Untestable);
-  CHECK(scarce[1].text == "A GELU MLP rescuing Llama + DyT, 30K: the paper tested the rescue only with much data (118M "
-                          "tokens, 1.4 passes), and 30K is data-scarce (GELU 0 of 6 collapsed against SwiGLU's 2 of 6)");
+  CHECK(scarce[1].text ==
+        "A GELU MLP rescuing Llama + DyT, 30K: the paper tested the rescue only with much data (118M "
+        "tokens, 1.4 passes), and 30K is data-scarce (GELU 0 of 6 collapsed against SwiGLU's 2 of 6)");
   // a subset matching none of the paper's Llama cells judges neither claim
   const auto between = llama_verdicts("1M", {2, 6}, {0, 6}, DataRegime::Between);
   REQUIRE(between.size() == 2);
@@ -648,8 +663,9 @@ TEST_CASE("regime: the alpha0 sweep's direction judged against the paper's", "[r
   const ClaimVerdict rich = alpha0_direction("all", 0.5, 3, 42.0, 15.5, lower);
   CHECK(rich.verdict == Verdict::Reproduced);
   // the paper's own 3 against 0.5: 1.155 / 1.420 - 1 = -18.7 %
-  CHECK(rich.text == "on all, alpha0 0.5 to 3: paper +42.0 % to +15.5 % against LN (falls with alpha0; 3 against 0.5 "
-                     "-18.7 %); here alpha0 3 against 0.5 -13.9 %, 3/3 seeds lower: the paper's direction at every seed");
+  CHECK(rich.text ==
+        "on all, alpha0 0.5 to 3: paper +42.0 % to +15.5 % against LN (falls with alpha0; 3 against 0.5 "
+        "-18.7 %); here alpha0 3 against 0.5 -13.9 %, 3/3 seeds lower: the paper's direction at every seed");
   CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher).verdict == Verdict::NotReproduced);
   // a seed of either arm that did not train: no direction is judged, whatever the others did
   CHECK(alpha0_direction("all", 0.5, 3, 42.0, 15.5, higher, 2).verdict == Verdict::Untestable);
@@ -702,7 +718,8 @@ TEST_CASE("regime: an arm with a seed that did not train is never reproduced", "
   CHECK(arm_claim("dyt-a2 at all", 18.8, one, 0, 1).verdict == Verdict::Untestable);
   CHECK(arm_claim("dyt-a2 at all", 18.8, one, 0, 1).text ==
         "dyt-a2 at all: 1 paired seed(s), fewer than 3 (paper +18.8 %, here +20.0 %)");
-  CHECK(arm_claim("dyt-a2 at all", 18.8, hurts, 0, 3).text == "dyt-a2 at all: paper +18.8 %, here +20.0 %, 0/3 seeds lower");
+  CHECK(arm_claim("dyt-a2 at all", 18.8, hurts, 0, 3).text ==
+        "dyt-a2 at all: paper +18.8 %, here +20.0 %, 0/3 seeds lower");
 }
 
 TEST_CASE("regime: a scarce-data gain seen only at the end of the run is an artefact", "[regime]") {
@@ -716,7 +733,8 @@ TEST_CASE("regime: a scarce-data gain seen only at the end of the run is an arte
   CHECK(claim_status(Verdict::NotReproduced, false, end_helps, -27.3) == "not reproduced");
   // the end goes against the paper too: plainly not reproduced
   CHECK(claim_status(Verdict::NotReproduced, true, end_hurts, -27.3) == "not reproduced");
-  CHECK(claim_status(Verdict::NotReproduced, true, end_hurts, 18.8) == "artefact");  // a paper loss, seen at the end only
+  CHECK(claim_status(Verdict::NotReproduced, true, end_hurts, 18.8) ==
+        "artefact");  // a paper loss, seen at the end only
   CHECK(claim_status(Verdict::Reproduced, true, end_helps, -27.3) == "reproduced");
   CHECK(claim_status(Verdict::Untestable, true, end_helps, -27.3) == "untestable here");  // a stuck seed stays so
   CHECK(claim_status(Verdict::NotReproduced, true, end_helps, NAN) == "not reproduced");
@@ -724,8 +742,10 @@ TEST_CASE("regime: a scarce-data gain seen only at the end of the run is an arte
 
 TEST_CASE("what_reproduces: the counts per recipe and status", "[regime]") {
   using json = nlohmann::json;
-  const json rows = json::parse(R"([{"recipe": "a", "status": "reproduced"}, {"recipe": "a", "status": "artefact"},
-                                   {"recipe": "b", "status": "untestable here"}, {"recipe": "a", "status": "reproduced"}])");
+  const json rows = json::parse(R"([{"recipe": "a", "status": "reproduced"},
+                                   {"recipe": "a", "status": "artefact"},
+                                   {"recipe": "b", "status": "untestable here"},
+                                   {"recipe": "a", "status": "reproduced"}])");
   const json c = status_counts(rows);
   CHECK(c["a"]["reproduced"] == 2);
   CHECK(c["a"]["artefact"] == 1);
@@ -758,7 +778,8 @@ TEST_CASE("regime report: the Setup paragraph names the grid's recipe, schedule 
   CHECK(verma["bias_text"] == "no bias in any linear or norm (`--bias off --norm-bias off`)");
   CHECK(verma["schedule_flat"] == true);
   CHECK(verma["head_text"] == "tied embedding and head");
-  CHECK(setup_view(json{{"bias", "off"}, {"tied_head", "off"}})["bias_text"] == "linears without biases, norms with a beta");
+  CHECK(setup_view(json{{"bias", "off"}, {"tied_head", "off"}})["bias_text"] ==
+        "linears without biases, norms with a beta");
   CHECK(setup_view(json{{"bias", "off"}, {"tied_head", "off"}})["head_text"] == "a head of its own");
 }
 

@@ -103,5 +103,6 @@ TEST_CASE("centred effective rank: a common offset is not a direction", "[spectr
     // the uncentred rank counts the offset: the test can tell the two apart
     CHECK(std::fabs(effective_rank(offset) - k) > 0.2);
   }
-  CHECK_THROWS_WITH(centred_effective_rank(Tensor::full({5, 3}, 0.7f)), Contains("every row of the 5 x 3 matrix is the same"));
+  CHECK_THROWS_WITH(centred_effective_rank(Tensor::full({5, 3}, 0.7f)),
+                    Contains("every row of the 5 x 3 matrix is the same"));
 }

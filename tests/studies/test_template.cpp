@@ -13,7 +13,8 @@ using Catch::Contains;
 using json = nlohmann::json;
 
 TEST_CASE("template: values, dotted paths, numbers in their shortest form", "[report]") {
-  const json v = {{"name", "ln"}, {"loss", 2.5}, {"steps", 500}, {"run", {{"seed", 1337}, {"norm", {{"kind", "rms"}}}}}};
+  const json v = {
+      {"name", "ln"}, {"loss", 2.5}, {"steps", 500}, {"run", {{"seed", 1337}, {"norm", {{"kind", "rms"}}}}}};
   CHECK(render_template("{{name}}: {{loss}} after {{steps}} steps", v, "t") == "ln: 2.5 after 500 steps");
   CHECK(render_template("seed {{run.seed}}, {{run.norm.kind}}", v, "t") == "seed 1337, rms");
   CHECK(render_template("no places at all\n", v, "t") == "no places at all\n");

@@ -169,8 +169,8 @@ TEST_CASE("sub reads expanded (stride 0) inputs", "[ops]") {
   Tensor row = T({10, 20, 30, 40}, {1, 4}).expand({3, 4});
   CHECK_CLOSE(nl::sub(row, col), T({9, 19, 29, 39, 8, 18, 28, 38, 7, 17, 27, 37}, {3, 4}), 0, 0);
   // expanded operand broadcast further
-  CHECK_CLOSE(nl::add(col, T({0, 100, 200, 300}, {4})), T({1, 101, 201, 301, 2, 102, 202, 302, 3, 103, 203, 303}, {3, 4}),
-              0, 0);
+  CHECK_CLOSE(nl::add(col, T({0, 100, 200, 300}, {4})),
+              T({1, 101, 201, 301, 2, 102, 202, 302, 3, 103, 203, 303}, {3, 4}), 0, 0);
 }
 
 TEST_CASE("exp and the other unary ops read non-contiguous inputs", "[ops]") {

@@ -92,8 +92,8 @@ TEST_CASE("bhyt kernel, code form: backward matches finite differences", "[norms
       auto grads = bhyt_backward(dy, x, gamma, lam, fwd.mean, fwd.sigma, kappa, false);
       const Vec xd = to_double(x), gd = to_double(gamma), r = to_double(dy);
       const double kd = kappa;
-      check_near("dx", grads.dx, fd_grad([&](const Vec& v) { return ref_bhyt_code(v, gd, 1.3, N, C, kd, 1e-5); }, xd, r),
-                 1e-5);
+      check_near("dx", grads.dx,
+                 fd_grad([&](const Vec& v) { return ref_bhyt_code(v, gd, 1.3, N, C, kd, 1e-5); }, xd, r), 1e-5);
       check_near("dgamma", grads.dgamma,
                  fd_grad([&](const Vec& v) { return ref_bhyt_code(xd, v, 1.3, N, C, kd, 1e-5); }, gd, r), 1e-5);
       check_near("dlambda", grads.dlambda,
@@ -178,7 +178,8 @@ TEST_CASE("rope kernel: a rotated query and key meet by their positions' differe
   const int64_t hd = 16;
   Tensor q = gen.normal({1, 1, hd}), k = gen.normal({1, 1, hd});
   auto dot_at = [&](int64_t p, int64_t s) {
-    const auto a = rope_forward(q, hd, hd, p, 10000.0f).to_vector(), b = rope_forward(k, hd, hd, s, 10000.0f).to_vector();
+    const auto a = rope_forward(q, hd, hd, p, 10000.0f).to_vector(),
+               b = rope_forward(k, hd, hd, s, 10000.0f).to_vector();
     double d = 0;
     for (int64_t i = 0; i < hd; ++i) d += (double)a[i] * b[i];
     return d;
@@ -193,7 +194,8 @@ TEST_CASE("rope kernel rejects odd heads, a rotated width off the heads, and a n
   CHECK_THROWS_WITH(rope_forward(x, 3, 12, 0, 10000.0f), Contains("rope_forward") && Contains("even"));
   CHECK_THROWS_WITH(rope_forward(x, 4, 10, 0, 10000.0f), Contains("multiple of the head dimension"));
   CHECK_THROWS_WITH(rope_forward(x, 4, 16, 0, 10000.0f), Contains("within the row width"));
-  CHECK_THROWS_WITH(rope_backward(x.transpose(1, 2), 2, 2, 0, 10000.0f), Contains("rope_backward") && Contains("contiguous"));
+  CHECK_THROWS_WITH(rope_backward(x.transpose(1, 2), 2, 2, 0, 10000.0f),
+                    Contains("rope_backward") && Contains("contiguous"));
   CHECK_THROWS_WITH(rope_forward(x, 4, 12, -1, 10000.0f), Contains("first position"));
   CHECK_THROWS_WITH(rope_forward(Tensor::zeros({2, 12}), 4, 12, 0, 10000.0f), Contains("(B, T, W)"));
 }

@@ -82,7 +82,8 @@ TEST_CASE("concat rejects parts that differ outside the axis", "[ops]") {
   REQUIRE_THROWS_WITH(nl::concat({a, Tensor::zeros({2, 3, 1})}, 0), Contains("concat") && Contains("(2, 3, 1)"));
   REQUIRE_THROWS_WITH(nl::concat({}, 0), Contains("concat"));
   REQUIRE_THROWS_WITH(nl::concat({a, a}, 2), Contains("concat") && Contains("2"));
-  REQUIRE_THROWS_WITH(nl::concat({a, Tensor::from_ints({1, 2, 3}, {1, 3})}, 0), Contains("concat") && Contains("int32"));
+  REQUIRE_THROWS_WITH(nl::concat({a, Tensor::from_ints({1, 2, 3}, {1, 3})}, 0),
+                      Contains("concat") && Contains("int32"));
 }
 
 TEST_CASE("split rejects sizes that do not add up", "[ops]") {
@@ -125,8 +126,8 @@ TEST_CASE("causal_mask_fill masks every matrix of a batch, non-contiguous input 
   CHECK_CLOSE(y, T({0, -1, -1, 3, 4, -1, 6, 7, 8, 9, -1, -1, 12, 13, -1, 15, 16, 17}, {2, 3, 3}), 0, 0);
   // the transposed view of each matrix: masking applies to the logical (T, S) layout
   Tensor t = x.transpose(1, 2);  // t[b, i, j] = x[b, j, i]
-  CHECK_CLOSE(nl::causal_mask_fill(t, -1.0f), T({0, -1, -1, 1, 4, -1, 2, 5, 8, 9, -1, -1, 10, 13, -1, 11, 14, 17}, {2, 3, 3}),
-              0, 0);
+  CHECK_CLOSE(nl::causal_mask_fill(t, -1.0f),
+              T({0, -1, -1, 1, 4, -1, 2, 5, 8, 9, -1, -1, 10, 13, -1, 11, 14, 17}, {2, 3, 3}), 0, 0);
 }
 
 TEST_CASE("causal_mask_fill rejects more queries than keys and 1-D input", "[ops]") {

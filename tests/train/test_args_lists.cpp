@@ -29,7 +29,8 @@ TEST_CASE("FlagParser: a value that is not UTF-8 is refused before anything is s
   CHECK(parse_out("runs/caf\xc3\xa9") == "runs/caf\xc3\xa9");                // é, two bytes
   CHECK(parse_out("runs/\xf0\x9f\x98\x80") == "runs/\xf0\x9f\x98\x80");      // an emoji, four bytes
   for (const std::string bad : {"\x91", "runs/\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"}) {
-    INFO("value of " << bad.size() << " bytes");  // a stray continuation byte, a cut sequence, overlong, surrogate, > U+10FFFF
+    INFO("value of " << bad.size()
+                     << " bytes");  // a stray continuation byte, a cut sequence, overlong, surrogate, > U+10FFFF
     CHECK_THROWS_WITH(parse_out(bad), Catch::Contains("argument 2 (after --out) is not valid UTF-8"));
   }
 }

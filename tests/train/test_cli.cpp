@@ -69,8 +69,8 @@ TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
 TEST_CASE("train_gpt cli: an unknown --norm names the valid ones", "[cli]") {
   if (!program_built(kProgram)) return;
   Fixture f;
-  expect_refused_into(kProgram, "--norm layernorm " + kTiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"},
-               f.tmp);
+  expect_refused_into(kProgram, "--norm layernorm " + kTiny, f.out,
+                      {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"}, f.tmp);
 }
 
 // the device is opened after the text is loaded: this one needs the real data
@@ -80,7 +80,8 @@ TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused
   Fixture f;
   expect_refused_into(kProgram, "--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
   // --overwrite: the run in f.out is not replaced by a run that is refused
-  if (!nl::cuda_available()) expect_refused_into(kProgram, "--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
+  if (!nl::cuda_available())
+    expect_refused_into(kProgram, "--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
 }
 
 // refused at the flag, before the data (missing here) is looked for or a model built
@@ -220,7 +221,8 @@ TEST_CASE("train_gpt --screen-dyt and screen_dyt stop at the screening step with
   CHECK_THAT(r.out, Contains("screening at step 2") && Contains("verdict:") && Contains("weak evidence"));
   CHECK(fs::exists(out + "/checkpoint.safetensors"));
   // the screened run goes on to its end with --resume
-  RunResult resumed = run("--norm dyt --emb-scale sqrt --mlp swiglu --steps 4 --resume " + kTiny + " --out " + out, tmp);
+  RunResult resumed =
+      run("--norm dyt --emb-scale sqrt --mlp swiglu --steps 4 --resume " + kTiny + " --out " + out, tmp);
   CHECK(resumed.code == 0);
   CHECK_THAT(resumed.out, Contains("done: 4 steps"));
 

@@ -296,7 +296,8 @@ TEST_CASE("fashion-mnist batcher: each epoch visits every image once, repeatably
   CHECK(std::vector<int>(seen.begin(), seen.begin() + 20) != std::vector<int>(seen.begin() + 20, seen.begin() + 40));
 
   // skip(B) draws exactly what next(B) draws
-  ImageBatcher three(data.train, data.mean, data.std, {2, true}, 9), four(data.train, data.mean, data.std, {2, true}, 9);
+  ImageBatcher three(data.train, data.mean, data.std, {2, true}, 9),
+      four(data.train, data.mean, data.std, {2, true}, 9);
   for (int b = 0; b < 5; ++b) three.next(7, x, y);
   for (int b = 0; b < 5; ++b) four.skip(7);
   CHECK(three.generator().state() == four.generator().state());

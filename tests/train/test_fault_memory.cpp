@@ -40,8 +40,8 @@ constexpr long kLimitKib = kAddressLimitKib;
 // and `out` never made.
 void expect_refused_under_limit(const std::string& program, const std::string& args, const std::string& out,
                                 const std::vector<std::string>& needles, const TempDir& tmp) {
-  const RunResult r = run_program("timeout -k 5 60 bash -c 'ulimit -v " + std::to_string(kLimitKib) + "; exec " + program + " " +
-                                      args + " --out " + out + "'",
+  const RunResult r = run_program("timeout -k 5 60 bash -c 'ulimit -v " + std::to_string(kLimitKib) + "; exec " +
+                                      program + " " + args + " --out " + out + "'",
                                   "", tmp);
   INFO(fs::path(program).filename().string() << " " << args << "\nexit " << r.code << "\nstderr: " << r.err);
   CHECK(r.code == 2);
@@ -66,13 +66,14 @@ TEST_CASE("fault memory: each setting that scales memory is refused by the estim
   expect_refused_under_limit(kTrainGpt, f.tiny + " --act-stats-batch 100000000", out,
                              {"--act-stats-batch must lie in"}, f.tmp);
   // before: SIGABRT from a std::bad_alloc thrown while the allocator freed
-  expect_refused_under_limit(kTrainGpt, f.tiny + " --eval-batches 1000000", out, {"--eval-batches 1000000", "GiB"}, f.tmp);
+  expect_refused_under_limit(kTrainGpt, f.tiny + " --eval-batches 1000000", out, {"--eval-batches 1000000", "GiB"},
+                             f.tmp);
   expect_refused_under_limit(kTrainGpt, f.tiny + " --batch 200000", out, {"--batch 200000", "GiB"}, f.tmp);
   expect_refused_under_limit(kTrainGpt, f.tiny + " --layers 64 --dim 1024 --heads 8", out,
                              {"--layers 64 --dim 1024", "GiB"}, f.tmp);
   FakeVitRun v;
-  expect_refused_under_limit(kTrainVit, v.tiny + " --steps 2 --eval-batch 1000000", out, {"--eval-batch 1000000", "GiB"},
-                             f.tmp);
+  expect_refused_under_limit(kTrainVit, v.tiny + " --steps 2 --eval-batch 1000000", out,
+                             {"--eval-batch 1000000", "GiB"}, f.tmp);
   expect_refused_under_limit(kTrainVit, v.tiny + " --steps 2 --batch 400000", out, {"--batch 400000", "GiB"}, f.tmp);
 }
 

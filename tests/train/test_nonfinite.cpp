@@ -84,7 +84,8 @@ TEST_CASE("nonfinite: names the step and the first parameter, in model order, wh
 
 TEST_CASE("nonfinite: a NaN or inf loss is reported even when every gradient is finite", "[nonfinite]") {
   TinyGPT t;
-  CHECK_THAT(describe_nonfinite(4, kNaN, t.flat), Contains("loss (") && Contains("step 4") && Contains("every gradient is finite"));
+  CHECK_THAT(describe_nonfinite(4, kNaN, t.flat),
+             Contains("loss (") && Contains("step 4") && Contains("every gradient is finite"));
   CHECK_THAT(describe_nonfinite(4, kInf, t.flat), Contains("loss (inf)"));
 }
 

@@ -43,7 +43,8 @@ TEST_CASE("option warnings: a norm option no norm of the model has is named", "[
   CHECK(mentions(gpt_option_warnings(c), "--bhyt-lambda-attn 5 does nothing"));
 }
 
-TEST_CASE("option warnings: the recipe's settings, the flat schedule's min-lr, a warmup past the end", "[cli][warnings]") {
+TEST_CASE("option warnings: the recipe's settings, the flat schedule's min-lr, a warmup past the end",
+          "[cli][warnings]") {
   GPTRunConfig c;
   c.recipe = "verma";
   c.model.norm.set("dyt-alpha0", 2);  // the recipe's value, on an ln model

@@ -93,7 +93,8 @@ TEST_CASE("program flags: every program in apps/ refuses bad flags with exit 2, 
     REQUIRE_FALSE(by_program.empty());
     const auto& [first_program, first_message] = *by_program.begin();
     for (const auto& [program, message] : by_program) {
-      INFO(args << ": " << first_program << " says '" << first_message << "', " << program << " says '" << message << "'");
+      INFO(args << ": " << first_program << " says '" << first_message << "', " << program << " says '" << message
+                << "'");
       CHECK(message == first_message);
     }
   }

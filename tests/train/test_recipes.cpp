@@ -98,7 +98,8 @@ TEST_CASE("recipes: flags given override the recipe's wherever they stand, and t
   CHECK((o.model.mlp == "swiglu" && o.model.bias && o.model.tied_head));
   // dyt-verma: alpha0 2 at every site, the final one included
   const GPTRunConfig v = parse({"--recipe", "dyt-verma"}).c;
-  for (const char* site : {"dyt-alpha0-attn", "dyt-alpha0-mlp", "dyt-alpha0-final"}) CHECK(v.model.norm.option(site) == 2);
+  for (const char* site : {"dyt-alpha0-attn", "dyt-alpha0-mlp", "dyt-alpha0-final"})
+    CHECK(v.model.norm.option(site) == 2);
   CHECK((!v.model.bias && v.model.tied_head && v.model.block == "pre"));
   // plain is the defaults
   const Parsed plain = parse({"--recipe", "plain"}), none = parse({});
@@ -126,7 +127,8 @@ TEST_CASE("recipes: --recipe verma is Verma's released schedule and bias-free GP
   CHECK_FALSE(c.model.norm.bias);
   CHECK(c.model.dropout == 0.0f);
   CHECK(c.model.emb_scale0 == 0.0f);
-  for (const char* site : {"dyt-alpha0-attn", "dyt-alpha0-mlp", "dyt-alpha0-final"}) CHECK(c.model.norm.option(site) == 2);
+  for (const char* site : {"dyt-alpha0-attn", "dyt-alpha0-mlp", "dyt-alpha0-final"})
+    CHECK(c.model.norm.option(site) == 2);
   CHECK(v.values["schedule"] == "flat");
   CHECK(v.values["norm_bias"] == "off");
   // the norm is the caller's: the regime study's arms set it; an arm's flags override the recipe's
@@ -302,7 +304,8 @@ struct KeepThreads {
 
 }  // namespace
 
-TEST_CASE("recipes: runs of bhyt-released, dyt-llm and verma stopped at 40 and resumed end as straight runs", "[train][recipes]") {
+TEST_CASE("recipes: runs of bhyt-released, dyt-llm and verma stopped at 40 and resumed end as straight runs",
+          "[train][recipes]") {
   if (!fs::is_directory(kFortunes)) {
     WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
     return;
@@ -360,7 +363,8 @@ TEST_CASE("recipes: runs of bhyt-released, dyt-llm and verma stopped at 40 and r
         FAIL_CHECK("log row " << i << " differs: straight " << ra[i] << ", resumed " << rb[i]);
         break;
       }
-    const auto ta = load_safetensors(A + "/checkpoint.safetensors"), tb = load_safetensors(B + "/checkpoint.safetensors");
+    const auto ta = load_safetensors(A + "/checkpoint.safetensors"),
+               tb = load_safetensors(B + "/checkpoint.safetensors");
     for (const auto& [name, t] : ta.tensors) {
       INFO(name);
       REQUIRE(tb.tensors.count(name) == 1);

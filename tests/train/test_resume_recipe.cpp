@@ -174,8 +174,9 @@ std::string listed(const std::set<std::string>& flags) {
 
 }  // namespace
 
-TEST_CASE("resume recipe: docs/reliability.md lists each program's recipe, setting and control flags as the parser has them",
-          "[cli]") {
+TEST_CASE(
+    "resume recipe: docs/reliability.md lists each program's recipe, setting and control flags as the parser has them",
+    "[cli]") {
   const std::string doc = read_bytes("docs/reliability.md");
   REQUIRE_FALSE(doc.empty());
   for (const std::string program : {"train_gpt", "train_vit"}) {

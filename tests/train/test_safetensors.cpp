@@ -253,9 +253,9 @@ TEST_CASE("safetensors rejects corrupt files with a message naming file and prob
                         Contains(path) && Contains("past the end of the data"));
   }
   SECTION("overlapping offsets") {
-    REQUIRE_THROWS_WITH(load_header("{" + good_entry + ",\"y\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
-                                    eight),
-                        Contains("'x' and 'y' overlap"));
+    REQUIRE_THROWS_WITH(
+        load_header("{" + good_entry + ",\"y\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", eight),
+        Contains("'x' and 'y' overlap"));
   }
   SECTION("offsets that leave bytes uncovered") {
     REQUIRE_THROWS_WITH(load_header("{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", eight),

@@ -59,7 +59,8 @@ TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
 TEST_CASE("train_vit cli: bad flags, norms and shapes are one-line errors that touch nothing", "[vit]") {
   if (!program_built(kProgram)) return;
   Fixture f;
-  expect_refused_into(kProgram, "--norm layernorm --steps 1 " + f.tiny, f.out, {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt"}, f.tmp);
+  expect_refused_into(kProgram, "--norm layernorm --steps 1 " + f.tiny, f.out,
+                      {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt"}, f.tmp);
   expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --dim 30 --heads 4", f.out, {"30", "heads"}, f.tmp);
   expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --patch 5", f.out, {"--patch 5", "28"}, f.tmp);
   expect_refused_into(kProgram, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
@@ -84,8 +85,8 @@ TEST_CASE("train_vit cli: missing or broken data, and a validation split too lar
   const std::string labels = f.data + "/t10k-labels-idx1-ubyte.gz";
   const std::string good = read_bytes(labels);
   write_bytes(labels, good.substr(0, good.size() - 12));
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny, f.out, {"t10k-labels-idx1-ubyte.gz", "apt-get install dataset-fashion-mnist"},
-               f.tmp);
+  expect_refused_into(kProgram, "--steps 1 " + f.tiny, f.out,
+                      {"t10k-labels-idx1-ubyte.gz", "apt-get install dataset-fashion-mnist"}, f.tmp);
 }
 
 TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion matrix and result", "[vit]") {
@@ -179,8 +180,10 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
   CHECK_FALSE(fs::exists(split + "/confusion.csv"));
 
   SECTION("a changed --batch or --seed is caught as another recipe") {
-    expect_refused_into(kProgram, common + " --resume --batch 4", split, {"another recipe", "--batch 8 in the checkpoint, 4"}, f.tmp);
-    expect_refused_into(kProgram, common + " --resume --seed 5", split, {"another recipe", "--seed 1337 in the checkpoint, 5"}, f.tmp);
+    expect_refused_into(kProgram, common + " --resume --batch 4", split,
+                        {"another recipe", "--batch 8 in the checkpoint, 4"}, f.tmp);
+    expect_refused_into(kProgram, common + " --resume --seed 5", split,
+                        {"another recipe", "--seed 1337 in the checkpoint, 5"}, f.tmp);
   }
   SECTION("another model is named") {
     expect_refused_into(kProgram, common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);

@@ -63,8 +63,8 @@ class GzFile {
       int code = Z_OK;
       gzerror(f_, &code);
       if (code != Z_OK && code != Z_STREAM_END) corrupt();
-      fail("fashion-mnist: ", path_, " is truncated: expected ", total, " bytes of ", what, ", found ", before + got, "; ",
-           kInstall, " (or reinstall it)");
+      fail("fashion-mnist: ", path_, " is truncated: expected ", total, " bytes of ", what, ", found ", before + got,
+           "; ", kInstall, " (or reinstall it)");
     }
   }
 

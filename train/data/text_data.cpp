@@ -64,8 +64,8 @@ TextData load_fortunes(const std::string& dir, int64_t train_bytes) {
 TextBatcher::TextBatcher(const std::vector<uint8_t>& data, int64_t T, uint64_t seed)
     : data_(data), T_(T), gen_(seed) {
   NL_CHECK(T >= 1, "TextBatcher: sequence length T must be >= 1, got ", T);
-  NL_CHECK((int64_t)data.size() >= T + 1, "TextBatcher: ", data.size(), " bytes of text are too few for one window of T + 1 = ",
-           T + 1, " bytes");
+  NL_CHECK((int64_t)data.size() >= T + 1, "TextBatcher: ", data.size(),
+           " bytes of text are too few for one window of T + 1 = ", T + 1, " bytes");
   // Generator::below draws from a 32-bit range.
   NL_CHECK((int64_t)data.size() - T <= (int64_t)std::numeric_limits<uint32_t>::max(),
            "TextBatcher: ", data.size(), " bytes of text are more than 32-bit sampling can index");

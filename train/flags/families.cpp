@@ -60,7 +60,10 @@ void add_norm_flags(FlagParser& p, NormConfig& n) {
     const bool own_value = n.options.count(o.name) > 0 || !std::isnan(o.initial);
     const bool is_auto = o.auto_value && own_value && n.option(o.name) == 0;
     p.custom(
-        flag, is_auto ? "auto" : own_value ? shortest_decimal(n.option(o.name)) : "",
+        flag,
+        is_auto     ? "auto"
+        : own_value ? shortest_decimal(n.option(o.name))
+                    : "",
         [&n, o, flag](const std::string& v) {
           if (v.empty()) {
             NL_CHECK(std::isnan(o.initial), flag, " needs a value");
@@ -84,7 +87,8 @@ void add_norm_flags(FlagParser& p, NormConfig& n) {
           n.set(o.name, x);
           check_norm_config(n);  // the open upper ends and the integers
         },
-        o.help + (o.follows.empty() ? "" : " (default: --" + o.follows + "'s value)"), FlagRole::Recipe, /*numeric=*/true);
+        o.help + (o.follows.empty() ? "" : " (default: --" + o.follows + "'s value)"), FlagRole::Recipe,
+        /*numeric=*/true);
   }
 }
 
@@ -96,7 +100,8 @@ void add_schedule_flags(FlagParser& p, TrainConfig& c, int64_t min_steps) {
   p.group("Optimizer and schedule");
   p.integer("--batch", c.batch, 1, kMaxBatch, "examples per step (the global batch over all ranks)");
   p.integer("--steps", c.steps, min_steps, kMaxSteps,
-            min_steps == 0 ? "training steps (the schedule's length; 0: from --epochs)" : "training steps (the schedule's length)");
+            min_steps == 0 ? "training steps (the schedule's length; 0: from --epochs)"
+                           : "training steps (the schedule's length)");
   p.integer("--warmup", c.warmup, 0, kMaxSteps, "linear warmup steps");
   p.positive("--lr", c.lr, 1e35, "peak learning rate");
   p.real("--min-lr", c.min_lr, 0, 1e35, "learning rate at the end of the cosine (at most --lr)");

@@ -33,7 +33,8 @@ std::vector<std::string> gpt_option_warnings(const GPTRunConfig& c) {
     const double initial = norm_option(name).initial;
     if (!std::isnan(initial) && value == initial) continue;  // its default, as every study passes it
     // a recipe sets it for the norm of its paper; run with another norm, it is said to be the recipe's
-    const std::vector<std::string> recipe_flags = c.recipe.empty() ? std::vector<std::string>{} : recipe(c.recipe).flags;
+    const std::vector<std::string> recipe_flags =
+        c.recipe.empty() ? std::vector<std::string>{} : recipe(c.recipe).flags;
     const bool from_recipe = std::count(recipe_flags.begin(), recipe_flags.end(), "--" + name) > 0;
     out.push_back("--" + name + " " + number_text(value) + (from_recipe ? " (from --recipe " + c.recipe + ")" : "") +
                   " does nothing: no norm of this model (--norm " + blocks.name + ", final norm " + final_kind.name +

@@ -3,8 +3,8 @@
 //   PROGRAM: error: MESSAGE
 // on stderr and exit code 2. An allocation that failed (std::bad_alloc, or the caching
 // allocator's nl::Error) also names the part of the run's memory estimate that holds the
-// most (train/safety/limits.h), which is the setting to make smaller. In an MPI job the line names the rank and the whole job
-// ends (the other ranks may be waiting for this one in a collective).
+// most (train/safety/limits.h), which is the setting to make smaller. In an MPI job the line names the rank and the
+// whole job ends (the other ranks may be waiting for this one in a collective).
 #pragma once
 #include <functional>
 #include <string>

@@ -72,7 +72,8 @@ std::string GPTTask::progress_eval(const std::vector<double>& eval) const {
 }
 
 nlohmann::json GPTTask::finish(const std::string& out_dir) {
-  write_text_file(out_dir + "/sample.txt", sample_text(*model_, c_.sample_bytes, c_.temperature, c_.top_k, c_.seed + 3));
+  write_text_file(out_dir + "/sample.txt",
+                  sample_text(*model_, c_.sample_bytes, c_.temperature, c_.top_k, c_.seed + 3));
   return nlohmann::json::object();
 }
 

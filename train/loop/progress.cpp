@@ -22,7 +22,8 @@ double eta_seconds(double elapsed, double done, double total) {
   return elapsed / done * (total - done);
 }
 
-ProgressLine::ProgressLine(bool quiet, std::FILE* out) : quiet_(quiet), tty_(!quiet && isatty(fileno(out))), out_(out) {}
+ProgressLine::ProgressLine(bool quiet, std::FILE* out)
+    : quiet_(quiet), tty_(!quiet && isatty(fileno(out))), out_(out) {}
 
 void ProgressLine::show(const std::string& line, bool keep, int64_t call_number, int64_t every) {
   if (quiet_) return;

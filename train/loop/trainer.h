@@ -13,8 +13,8 @@
 // (train/safety/distributed.h), and at the end of the schedule the task's own files and
 // result.json. A resumed run with no step left takes its last figures from its log (its
 // throughput from result.json), and keeps a result.json that is already there. With
-// --extend-to the run goes on past the schedule's `steps` at the lr of its last step. Files written to config.out_dir (by the
-// lead rank), none before every check has passed:
+// --extend-to the run goes on past the schedule's `steps` at the lr of its last step. Files written to config.out_dir
+// (by the lead rank), none before every check has passed:
 //   config.json    config.config_json
 //   log.csv        step, the task's step columns, train_loss, its evaluation columns,
 //                  lr, grad_norm, <unit>_per_s, its measurement columns

@@ -60,7 +60,8 @@ float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr,
 
 float clip_grad_norm(FlatParameters& params, float max_norm) {
   const float norm = (float)std::sqrt(sum_squares(params.grads));
-  if (max_norm > 0.0f && norm > max_norm) scale_(params.grads, max_norm / (norm + 1e-6f));  // as torch.nn.utils.clip_grad_norm_
+  if (max_norm > 0.0f && norm > max_norm)
+    scale_(params.grads, max_norm / (norm + 1e-6f));  // as torch.nn.utils.clip_grad_norm_
   return norm;
 }
 

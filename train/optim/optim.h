@@ -55,7 +55,8 @@ class SGD {
 // `warmup` steps, then, by `schedule`, "cosine" to min_lr at `total` steps (nanoGPT's), or
 // "flat": lr to the end (Verma's released schedule, whose cosine over 600 000 steps
 // barely moves in 5000).
-float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr, const std::string& schedule = "cosine");
+float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr,
+            const std::string& schedule = "cosine");
 
 // Scales all gradients so that their global L2 norm is at most max_norm (no-op when
 // max_norm <= 0). Returns the norm before clipping.

@@ -30,7 +30,8 @@ double total(const std::vector<MemoryTerm>& terms) {
 }
 
 std::vector<MemoryTerm> largest_first(std::vector<MemoryTerm> terms) {
-  std::stable_sort(terms.begin(), terms.end(), [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
+  std::stable_sort(terms.begin(), terms.end(),
+                   [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes > b.bytes; });
   return terms;
 }
 

@@ -8,9 +8,9 @@
 namespace nl {
 
 int report_run_end(const char* program, const RunEnd& end) {
-  const std::string kept = end.checkpoint_step >= 0
-                               ? "checkpoint of step " + std::to_string(end.checkpoint_step) + " in " + end.checkpoint_path
-                               : std::string("no checkpoint was written by this run");
+  const std::string kept = end.checkpoint_step >= 0 ? "checkpoint of step " + std::to_string(end.checkpoint_step) +
+                                                          " in " + end.checkpoint_path
+                                                    : std::string("no checkpoint was written by this run");
   if (end.signal) {
     std::fprintf(stderr, "%s: stopped by %s: %s (continue with --resume)\n", program, signal_name(end.signal),
                  kept.c_str());
