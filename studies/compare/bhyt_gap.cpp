@@ -252,7 +252,7 @@ int bhyt_gap_main(const std::vector<std::string>& args) {
     return 0;
   }
   const json results =
-      compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, 2, false, kGapFields, extra);
+      compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, "val_loss", false, kGapFields, extra);
   json long_runs = json::array();
   for (const json& run : results["runs"])
     if (run["label"].get<std::string>().rfind("long-", 0) == 0) long_runs.push_back(run);

@@ -288,7 +288,8 @@ int compare_norms_main(const std::vector<std::string>& args) {
   json extra = json::object();
   // missing data fails before any run; the unigram loss is the status's reference
   if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
-  const json results = compare_runs(p, f, "train_gpt", common, runs, out, base.threads, 2, false, kDemoFields, extra);
+  const json results =
+      compare_runs(p, f, "train_gpt", common, runs, out, base.threads, "val_loss", false, kDemoFields, extra);
   const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
   write_curves(out + "/val_loss.csv", results["runs"]);

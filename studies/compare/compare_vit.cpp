@@ -136,7 +136,7 @@ int compare_vit_main(const std::vector<std::string>& args) {
   std::vector<RunSpec> runs;
   for (const auto& n : norms) runs.push_back({n, {"--norm", n}});
   const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}),
-                                    runs, out, base.threads, 4, /*all_at_once=*/true, kVitFields);
+                                    runs, out, base.threads, "val_acc", /*all_at_once=*/true, kVitFields);
   const std::vector<Row> rows = table_rows(results);
   write_summary(out + "/summary.csv", results, rows);
   write_curves(out + "/val_acc.csv", results["runs"]);

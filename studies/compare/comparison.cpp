@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 std::vector<ComparedRun> run_comparison(const std::string& program, const std::vector<std::string>& common,
                                         const std::vector<RunSpec>& runs, const std::string& out, int jobs,
-                                        int threads, int curve_column) {
+                                        int threads, const std::string& curve_column) {
   std::vector<GridCell> cells;
   for (const RunSpec& r : runs) {
     GridCell cell;
@@ -41,7 +41,7 @@ std::vector<ComparedRun> run_comparison(const std::string& program, const std::v
     const std::string spec = spec_text(runs[i]);
     compared.push_back({cells[i].label, spec.substr(spec.find('=') + 1), nlohmann::json::parse(configs[i].dump()),
                         outcomes[i].exit_code, outcomes[i].result,
-                        val_curve(cells[i].out_dir + "/log.csv", curve_column)});
+                        log_column(cells[i].out_dir + "/log.csv", curve_column)});
   }
   return compared;
 }
@@ -130,7 +130,7 @@ void add_comparison_flags(FlagParser& p, ComparisonFlags& f) {
 
 nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
                             const std::vector<std::string>& common, const std::vector<RunSpec>& runs,
-                            const std::string& out, int threads, int curve_column, bool all_at_once,
+                            const std::string& out, int threads, const std::string& curve_column, bool all_at_once,
                             const ResultSchema& own_fields, const nlohmann::json& extra) {
   if (f.reuse) return read_study_results(out, comparison_schema(own_fields));
   const auto start = StudyClock::now();
@@ -142,7 +142,7 @@ nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const
   for (const auto& [key, value] : extra.items()) results[key] = value;
   results["runs"] = runs_json(compared);
   for (auto& run : results["runs"])
-    run["train_curve"] = val_curve(out + "/" + run["label"].get<std::string>() + "/log.csv", 1);
+    run["train_curve"] = log_column(out + "/" + run["label"].get<std::string>() + "/log.csv", "train_loss");
   write_text_file(out + "/results.json", results.dump(1) + "\n");
   return results;
 }

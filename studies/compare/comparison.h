@@ -29,7 +29,7 @@ struct ComparedRun {
 // override them), in OUT/<label>, `jobs` at a time with `threads` threads each.
 std::vector<ComparedRun> run_comparison(const std::string& program, const std::vector<std::string>& common,
                                         const std::vector<RunSpec>& runs, const std::string& out, int jobs,
-                                        int threads, int curve_column);
+                                        int threads, const std::string& curve_column);
 
 // The curves side by side: step, then one column per run (empty where a run has no value).
 void write_curves(const std::string& path, const nlohmann::json& runs);
@@ -61,7 +61,7 @@ void add_comparison_flags(FlagParser& p, ComparisonFlags& f);
 // `extra`, and the runs with their training-loss curves.
 nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const std::string& program,
                             const std::vector<std::string>& common, const std::vector<RunSpec>& runs,
-                            const std::string& out, int threads, int curve_column, bool all_at_once,
+                            const std::string& out, int threads, const std::string& curve_column, bool all_at_once,
                             const ResultSchema& own_fields, const nlohmann::json& extra = nlohmann::json::object());
 
 // --doc FILE: the report also in FILE, and the results beside it as FILE's name with .json

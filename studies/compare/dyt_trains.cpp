@@ -170,8 +170,8 @@ int dyt_trains_main(const std::vector<std::string>& args) {
     print_seeded_plan("dyt_trains", common, runs, out, f);
     return 0;
   }
-  json results =
-      compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, 2, false, kTrainsFields, extra);
+  json results = compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, "val_loss", false,
+                              kTrainsFields, extra);
   if (!f.comparison.reuse) {  // the final norm's saturation, kept in results.json: --reuse needs no run folder
     for (json& run : results["runs"]) {
       const double sat = final_norm_saturation(out + "/" + run["label"].get<std::string>() + "/act_stats.csv");

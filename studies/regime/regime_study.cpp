@@ -71,20 +71,20 @@ const std::vector<std::string> kVitArms = {"ln=--norm ln", "dyt-a0.5=--norm dyt 
 
 // ---------------------------------------------------------------- a cell's files
 
-json points(const std::string& log, int column) {
+json points(const std::string& log, const std::string& column) {
   json out = json::array();
   if (!fs::exists(log)) return out;
-  for (const auto& [step, text] : val_curve(log, column)) out.push_back({step, std::atof(text.c_str())});
+  for (const auto& [step, text] : log_column(log, column)) out.push_back({step, std::atof(text.c_str())});
   return out;
 }
 
 // What the report needs of a finished GPT cell: the validation curve and the
 // instruments' summaries at step 500 and at the end (measurements.json).
 json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, json& run) {
-  run["curve"] = points(dir + "/log.csv", 2);
+  run["curve"] = points(dir + "/log.csv", "val_loss");
   // the training loss at the end, for the Llama collapse criterion (regime_analysis.h: collapsed)
   std::vector<double> train;
-  for (const json& p : points(dir + "/log.csv", 1)) train.push_back(p[1].get<double>());
+  for (const json& p : points(dir + "/log.csv", "train_loss")) train.push_back(p[1].get<double>());
   const double train_end = tail_mean(train, kTrainEndSteps);
   run["train_end"] = std::isnan(train_end) ? json() : json(train_end);
   const std::string path = dir + "/measurements.json";
@@ -495,8 +495,8 @@ int regime_study_main(const std::vector<std::string>& args) {
       if (c.model == "gpt") {
         summarize_gpt(cells[i].out_dir, base.steps, measure_first, run);
       } else {
-        run["curve"] = points(cells[i].out_dir + "/log.csv", 3);
-        run["acc_curve"] = points(cells[i].out_dir + "/log.csv", 4);
+        run["curve"] = points(cells[i].out_dir + "/log.csv", "val_loss");
+        run["acc_curve"] = points(cells[i].out_dir + "/log.csv", "val_acc");
       }
       return run;
     };

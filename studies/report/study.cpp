@@ -41,13 +41,17 @@ std::string fmt(double v, const char* format) {
   return buf;
 }
 
-std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path, int column) {
+std::vector<std::pair<int64_t, std::string>> log_column(const std::string& log_path, const std::string& name) {
   std::vector<std::pair<int64_t, std::string>> out;
   // a cell refused before its first write has no log: no curve
   if (!std::filesystem::exists(log_path)) return out;
   std::istringstream in(read_text_file(log_path, "log", int64_t(1) << 30));
   std::string line;
   std::getline(in, line);
+  const std::vector<std::string> header = split_list(line);
+  const auto at = std::find(header.begin(), header.end(), name);
+  NL_CHECK(at != header.end(), log_path, ": no column '", name, "' in its header (", line, ")");
+  const size_t column = (size_t)(at - header.begin());
   while (std::getline(in, line)) {
     std::stringstream ss(line);
     std::vector<std::string> cells(column + 1);

@@ -26,10 +26,12 @@ double load_average();
 // printf-style formatting of one number for a report.
 std::string fmt(double v, const char* format = "%.4g");
 
-// (step, the text of column `column`) of the rows of a run's log.csv whose cell in that
-// column is not empty: the validation curve. Column 2 (0-based) is train_gpt's val_loss
-// (train/gpt/gpt_run.h); train_vit's val_acc is column 4.
-std::vector<std::pair<int64_t, std::string>> val_curve(const std::string& log_path, int column = 2);
+// (step, the text of the column named `column` in the header) of the rows of a run's
+// log.csv whose cell there is not empty: "val_loss" gives the validation curve,
+// "train_loss" the training one, "val_acc" a ViT's accuracy. No file: no rows (a run
+// refused before its first write); a header without that column throws naming the log
+// and the column, so that a renamed column is an error, not an empty curve.
+std::vector<std::pair<int64_t, std::string>> log_column(const std::string& log_path, const std::string& column);
 
 // "mean (smallest-largest)" of the finite values of a sample over seeds, printf-style
 // `format` for each; the mean alone for one value, "-" for none.

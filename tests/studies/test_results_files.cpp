@@ -14,6 +14,8 @@
 
 #include "studies/regime/regime_study.h"
 #include "studies/report/results_schema.h"
+#include "studies/report/study.h"
+#include "train/io/files.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
 
@@ -185,4 +187,16 @@ TEST_CASE("compare_norms and depth_study --reuse: a results file lacking a field
   const std::string depth_file = depth_out + "/results.json";
   const json depth_doc = json::parse(read_bytes(depth_file));
   CHECK(expect_no_abort(kDepth, depth + " --reuse", depth_file, depth_doc, "--reuse", tmp) > 10);
+}
+
+TEST_CASE("log_column: a run's log read by the header's names; a renamed column is an error naming it", "[results]") {
+  nl::test::TempDir tmp;
+  const std::string log = tmp.sub("log.csv");
+  nl::write_text_file(log, "step,train_loss,val_loss,lr\n1,5.5,,0.1\n2,5.0,4.75,0.2\n3,4.5,,0.3\n4,4.0,4.25,0.4\n");
+  using Curve = std::vector<std::pair<int64_t, std::string>>;
+  CHECK(nl::log_column(log, "val_loss") == Curve{{2, "4.75"}, {4, "4.25"}});
+  CHECK(nl::log_column(log, "train_loss") == Curve{{1, "5.5"}, {2, "5.0"}, {3, "4.5"}, {4, "4.0"}});
+  CHECK(nl::log_column(tmp.sub("none.csv"), "val_loss").empty());  // a run refused before its first write
+  CHECK_THROWS_WITH(nl::log_column(log, "val_acc"), Catch::Contains(log) && Catch::Contains("no column 'val_acc'") &&
+                                                        Catch::Contains("step,train_loss"));
 }
