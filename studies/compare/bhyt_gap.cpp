@@ -118,7 +118,11 @@ std::string catch_up_verdict(const std::string& arm, const std::string& referenc
   if (all_behind_end && narrowed) return who + " learns more slowly and ends worse" + numbers;
   if (all_behind_end) return who + " ends worse and does not close the gap" + numbers;
   if (all_level_end && e.max <= kTiePercent) return who + " is not behind" + numbers;
-  if (all_level_end) return who + " catches up, though not behind in every seed early" + numbers;
+  if (all_level_end)
+    return who + " ends level; early it was behind by more than 1 % in " +
+           std::to_string(
+               std::count_if(early_gaps.begin(), early_gaps.end(), [](double g) { return g > kTiePercent; })) +
+           " of " + std::to_string(early_gaps.size()) + " seeds" + numbers;
   return "the seeds disagree on whether " + who + " ends behind (by more than 1 % in " +
          std::to_string(std::count_if(end_gaps.begin(), end_gaps.end(), [](double g) { return g > kTiePercent; })) +
          " of " + std::to_string(end_gaps.size()) + ")" + numbers;
@@ -158,9 +162,11 @@ std::string render_bhyt_gap_report(const json& results) {
     if (s > 0 && s <= long_steps && std::find(steps.begin(), steps.end(), s) == steps.end()) steps.push_back(s);
   std::sort(steps.begin(), steps.end());
   view["at_steps"] = steps;
-  view["tuned_files"] = json::array();
+  std::string tuned_files;
   for (const json& file : results["tuned_results"])
-    view["tuned_files"].push_back(std::filesystem::path(file.get<std::string>()).filename().string());
+    tuned_files +=
+        (tuned_files.empty() ? "" : ", ") + std::filesystem::path(file.get<std::string>()).filename().string();
+  view["tuned_files"] = tuned_files;
   view["long"] = json::array();
   view["verdicts"] = json::array();
   for (const SeededArm& a : bhyt_gap_long_arms()) {

@@ -54,7 +54,8 @@ double gap_share(double arm_gap, double bhyt_gap);
 //   "learns more slowly and catches up" (early gap above 1 % and every end gap within 1 %),
 //   "learns more slowly and ends worse" (every end gap above 1 % and below its early one),
 //   "ends worse and does not catch up" (every end gap above 1 %, not all narrowed),
-//   "is not behind" (every early and end gap within 1 %), or the seeds disagree.
+//   "is not behind" (every early and end gap within 1 %), "ends level" (every end gap
+//   within 1 %, some early ones above), or the seeds disagree.
 // An arm that did not train in any seed has no answer but that.
 std::string catch_up_verdict(const std::string& arm, const std::string& reference, int64_t early, int64_t end,
                              const std::vector<double>& early_gaps, const std::vector<double>& end_gaps,

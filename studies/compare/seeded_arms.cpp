@@ -111,7 +111,7 @@ void print_seeded_plan(const std::string& study, const std::vector<std::string>&
 
 json seeded_study_fields(const std::string& program, const std::vector<std::string>& args,
                          const std::vector<int64_t>& seeds, const std::string& data_dir, int64_t train_bytes) {
-  return {{"command", study_command(program, args)},
+  return {{"command", study_command("build/release/" + program, args)},
           {"seeds", seeds},
           {"unigram_loss", unigram_loss(load_fortunes(data_dir, train_bytes).train)}};
 }

@@ -121,8 +121,8 @@ void add_dry_run_flag(FlagParser& p, bool& dry_run) {
 void add_step_ms_flag(FlagParser& p, double& step_ms) {
   p.group("Study");
   p.real("--step-ms", step_ms, 0.001, 1e7,
-         "--dry-run's ms per training step, one thread, two runs at a time (87: make demo's 13 runs of 500 steps in "
-         "4.7 min on 2 cores, 2026-12-02)",
+         "--dry-run's ms per training step of the demo GPT, one thread, two runs at a time (docs/demo.md says how "
+         "the default was measured)",
          FlagRole::Control);
 }
 
