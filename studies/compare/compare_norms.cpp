@@ -273,7 +273,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
       if (k != "runs") keys.push_back(k);
     const std::string difference =
         first_recipe_difference(nlohmann::ordered_json::parse(tuned["recipe"].dump()), p.values(), keys,
-                                nlohmann::ordered_json::object(), "there", "here");
+                                later_flag_defaults(), "there", "here");
     if (!difference.empty()) {
       // said only when asked for: the default file is the demo's, and another recipe's
       // comparison (a shorter test, other runs) has nothing to learn from it

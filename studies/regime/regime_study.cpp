@@ -125,8 +125,8 @@ std::vector<int> earlier_cells(const json& earlier, const std::string& path, con
            ": not a regime study's results (no \"runs\" and \"recipe\")");
   const nlohmann::ordered_json there = nlohmann::ordered_json::parse(earlier["recipe"].dump());
   // flags added after results files were committed: a file without one ran its default
-  const nlohmann::ordered_json added_later = {{"norm_bias", "on"}, {"schedule", "cosine"}};
-  const std::string difference = first_recipe_difference(there, recipe, recipe_keys, added_later, "there", "here");
+  const std::string difference =
+      first_recipe_difference(there, recipe, recipe_keys, later_flag_defaults(), "there", "here");
   NL_CHECK(difference.empty(), "--cells-from ", path, ": its runs have another recipe (", difference, ")");
   NL_CHECK(earlier.value("vit_steps", (int64_t)-1) == vit_steps, "--cells-from ", path,
            ": its ViT cells trained --vit-steps ", earlier.value("vit_steps", (int64_t)-1), ", here ", vit_steps);

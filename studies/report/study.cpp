@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "studies/grid/grid.h"  // effective_jobs
+#include "nn/norms/registry.h"
 #include "studies/report/verdicts.h"
 #include "train/flags/gpt_flags.h"  // add_gpt_run_flags
 #include "tensor/error.h"
@@ -193,6 +194,19 @@ std::vector<std::string> study_own_keys(const FlagParser& study, const FlagParse
   for (const auto& [k, v] : values.items())
     if (!passed.contains(k) && std::find(own.begin(), own.end(), k) == own.end()) own.push_back(k);
   return own;
+}
+
+nlohmann::ordered_json later_flag_defaults() {
+  GPTRunConfig defaults;
+  FlagParser train_gpt("train_gpt", "");
+  add_gpt_run_flags(train_gpt, defaults);
+  std::vector<std::string> later = {"norm_bias", "schedule"};
+  for (const NormOption& o : norm_options()) later.push_back(flag_key("--" + o.name));
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  const nlohmann::ordered_json values = train_gpt.values();  // items() of a temporary would dangle
+  for (const auto& [key, value] : values.items())
+    if (std::find(later.begin(), later.end(), key) != later.end()) out[key] = value;
+  return out;
 }
 
 std::vector<std::string> gpt_study_own_keys(const FlagParser& study, const std::vector<std::string>& set_per_run) {

@@ -81,6 +81,12 @@ std::vector<std::string> gpt_study_own_keys(const FlagParser& study, const std::
 // every setting the command line does not name.
 std::vector<std::string> given_run_flags(const FlagParser& p, const std::vector<std::string>& skip);
 
+// The train_gpt flags added after the first results files were committed (every norm
+// kind's options, which grow with the registry, --norm-bias and --schedule) at their
+// defaults, as values() records them: what a file that does not record one ran with
+// (first_recipe_difference's `defaults`). Any other key a file lacks still differs.
+nlohmann::ordered_json later_flag_defaults();
+
 // The flags of the study family, each declared here once for every study program
 // (compare_norms, compare_vit, depth_study, regime_study):
 // --jobs N (runs at a time) and --reuse (render from OUT/results.json alone).

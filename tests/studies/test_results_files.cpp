@@ -200,3 +200,24 @@ TEST_CASE("log_column: a run's log read by the header's names; a renamed column 
   CHECK_THROWS_WITH(nl::log_column(log, "val_acc"), Catch::Contains(log) && Catch::Contains("no column 'val_acc'") &&
                                                         Catch::Contains("step,train_loss"));
 }
+
+TEST_CASE("regime_study --cells-from: a committed results file written before a flag existed still matches its grid",
+          "[results][regime][cli]") {
+  // docs/results/regime_verma_b1.json predates the RMSNorm gain options (and others): a
+  // flag it does not record ran at its default, which is this grid's, so its cells are kept
+  TempDir tmp;
+  const json committed = json::parse(read_bytes("docs/results/regime_verma_b1.json"));
+  REQUIRE_FALSE(committed["recipe"].contains("rms_gain0_attn"));
+  const RunResult r = run_program(kRegime,
+                                  "--recipe verma --arms 'ln=--norm ln,dyt-a2=--norm dyt --dyt-alpha0 2' "
+                                  "--sizes 30000 --seeds 1337 --vit-images 0 --cells-from "
+                                  "docs/results/regime_verma_b1.json --dry-run --out " + tmp.sub("runs"),
+                                  tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  const auto later = later_flag_defaults();
+  CHECK(later["rms_gain0_attn"] == 1);
+  CHECK(later["bhyt_gamma0"] == "one");
+  CHECK(later["schedule"] == "cosine");
+  CHECK_FALSE(later.contains("lr"));  // a file without --lr is refused (tests/studies/test_regime_study.cpp)
+}
