@@ -257,8 +257,9 @@ int bhyt_gap_main(const std::vector<std::string>& args) {
     print_seeded_plan("bhyt_gap", common, runs, out, f);
     return 0;
   }
-  const json results =
+  json results =
       compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, "val_loss", false, kGapFields, extra);
+  if (!f.comparison.reuse) drop_train_curves(results, out);
   json long_runs = json::array();
   for (const json& run : results["runs"])
     if (run["label"].get<std::string>().rfind("long-", 0) == 0) long_runs.push_back(run);

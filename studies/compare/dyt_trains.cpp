@@ -177,7 +177,7 @@ int dyt_trains_main(const std::vector<std::string>& args) {
       const double sat = final_norm_saturation(out + "/" + run["label"].get<std::string>() + "/act_stats.csv");
       run["final_sat2"] = std::isnan(sat) ? json(nullptr) : json(sat);
     }
-    write_text_file(out + "/results.json", results.dump(1) + "\n");
+    drop_train_curves(results, out);
   }
   return finish_seeded_study(out, f.doc, render_dyt_trains_report(results), results);
 }

@@ -116,6 +116,11 @@ json seeded_study_fields(const std::string& program, const std::vector<std::stri
           {"unigram_loss", unigram_loss(load_fortunes(data_dir, train_bytes).train)}};
 }
 
+void drop_train_curves(json& results, const std::string& out) {
+  for (json& run : results["runs"]) run["train_curve"] = json::array();
+  write_text_file(out + "/results.json", results.dump(1) + "\n");
+}
+
 int finish_seeded_study(const std::string& out, const std::string& doc, const std::string& report,
                         const json& results) {
   write_text_file(out + "/report.md", report);

@@ -67,6 +67,11 @@ nlohmann::json seeded_study_fields(const std::string& program, const std::vector
                                    const std::vector<int64_t>& seeds, const std::string& data_dir,
                                    int64_t train_bytes);
 
+// The results a seeded study keeps (OUT/results.json, and the --doc copy beside the
+// report): every run's validation curve, but not its training loss at every step, which
+// stays in its log.csv (a 5000-step run's would make the committed file megabytes).
+void drop_train_curves(nlohmann::json& results, const std::string& out);
+
 // Writes OUT/report.md and the --doc copy (with the results beside it) and prints the
 // report; returns 1 when a run failed (an exit other than 0 or a NaN/inf stop), else 0.
 int finish_seeded_study(const std::string& out, const std::string& doc, const std::string& report,

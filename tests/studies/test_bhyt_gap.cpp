@@ -122,6 +122,10 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
   CHECK(config["steps"] == 6);
   CHECK(config["seed"] == 2);
   CHECK(read_csv_rows(out + "/long_val_loss.csv")[0].size() == 1 + 3 * 2);
+  // the results keep the validation curves, not the training loss of every step (log.csv has it)
+  const nlohmann::json results = nlohmann::json::parse(read_bytes(out + "/results.json"));
+  CHECK(results["runs"][0]["train_curve"].empty());
+  CHECK_FALSE(results["runs"][0]["curve"].empty());
   const std::string md = read_bytes(out + "/report.md");
   for (const SeededArm& a : bhyt_gap_controls()) CHECK_THAT(md, Contains("| " + a.label + " | " + a.tests + " |"));
   CHECK_THAT(md, Contains("| run | its tuned flags | step 3 | step 4 | step 6 |"));
