@@ -7,6 +7,7 @@
 #include "studies/compare/comparison.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
+#include "tensor/error.h"
 #include "train/flags/families.h"
 #include "train/flags/vit_flags.h"
 #include "train/io/files.h"
@@ -128,13 +129,23 @@ int compare_vit_main(const std::vector<std::string>& args) {
   add_comparison_flags(p, f);
   std::vector<std::string> norms = {"ln", "rms", "cbwc", "dyt", "bhyt"};
   add_norms_list_flag(p, norms);
+  bool dry_run = false;
+  double step_ms = 39;
+  add_dry_run_flag(p, dry_run);
+  add_step_ms_flag(p, step_ms, "the demo ViT", "docs/vit.md");
   if (!p.parse(args)) return 0;
+  NL_CHECK(!dry_run || !f.reuse, "--dry-run prices runs to train; --reuse trains none: give one of them");
   const std::string out = base.out_dir;
   if (!f.reuse)
     load_fashion_mnist(base.data_dir, base.val_size, base.split_seed,
                        base.train_images);  // missing data fails before any run
   std::vector<RunSpec> runs;
   for (const auto& n : norms) runs.push_back({n, {"--norm", n}});
+  if (dry_run) {  // every run at once, as the study trains them
+    print_comparison_plan("compare_vit", "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}), runs,
+                          out, f.jobs > 0 ? f.jobs : (int)runs.size(), step_ms);
+    return 0;
+  }
   const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}),
                                     runs, out, base.threads, "val_acc", /*all_at_once=*/true, kVitFields);
   const std::vector<Row> rows = table_rows(results);

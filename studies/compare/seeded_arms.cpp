@@ -89,24 +89,8 @@ void check_seeded_study_flags(const SeededStudyFlags& f) {
 
 void print_seeded_plan(const std::string& study, const std::vector<std::string>& common,
                        const std::vector<RunSpec>& runs, const std::string& out, const SeededStudyFlags& f) {
-  std::vector<GridCell> cells;
-  for (const RunSpec& r : runs) {
-    GridCell cell{r.label, "train_gpt", common, out + "/" + r.label};
-    cell.args.insert(cell.args.end(), r.args.begin(), r.args.end());
-    cells.push_back(cell);
-  }
-  const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
-  double seconds = 0;
-  size_t finished = 0;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (std::filesystem::exists(cells[i].out_dir + "/result.json")) ++finished;
-    else seconds += (double)planned_steps(configs[i]) * f.step_ms / 1000.0;
-  }
-  const int jobs = effective_jobs(f.comparison.jobs);
-  std::printf("%s: %zu runs (%zu seeds), %zu finished in %s already (kept); about %.1f minutes at %d at a time (%.0f "
-              "ms a step, --step-ms)\n",
-              study.c_str(), runs.size(), f.seeds.size(), finished, out.c_str(), seconds / 60.0 / jobs, jobs,
-              f.step_ms);
+  print_comparison_plan(study, "train_gpt", common, runs, out, f.comparison.jobs, f.step_ms,
+                        " (" + std::to_string(f.seeds.size()) + " seeds)");
 }
 
 json seeded_study_fields(const std::string& program, const std::vector<std::string>& args,

@@ -119,11 +119,11 @@ void add_dry_run_flag(FlagParser& p, bool& dry_run) {
   p.toggle("--dry-run", dry_run, "print the runs and the estimated time, and stop", FlagRole::Control);
 }
 
-void add_step_ms_flag(FlagParser& p, double& step_ms) {
+void add_step_ms_flag(FlagParser& p, double& step_ms, const std::string& what, const std::string& measured) {
   p.group("Study");
   p.real("--step-ms", step_ms, 0.001, 1e7,
-         "--dry-run's ms per training step of the demo GPT, one thread, two runs at a time (docs/demo.md says how "
-         "the default was measured)",
+         "--dry-run's ms per training step of " + what + ", one thread, one run per core (" + measured +
+             " says how the default was measured)",
          FlagRole::Control);
 }
 

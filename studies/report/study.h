@@ -94,8 +94,10 @@ void add_study_run_flags(FlagParser& p, int& jobs, bool& reuse);
 // --dry-run: print the runs and the estimated time, and stop (every study that trains
 // more than one run).
 void add_dry_run_flag(FlagParser& p, bool& dry_run);
-// --step-ms: --dry-run's price of one training step, one thread, two runs at a time.
-void add_step_ms_flag(FlagParser& p, double& step_ms);
+// --step-ms: --dry-run's price of one training step of `what`, one thread, one run per
+// core; `measured`: the page that says how the default was measured.
+void add_step_ms_flag(FlagParser& p, double& step_ms, const std::string& what = "the demo GPT",
+                      const std::string& measured = "docs/demo.md");
 // --seeds N,M,...: every `what` (a cell, a depth and variant, ...) is trained once per seed.
 void add_seeds_flag(FlagParser& p, std::vector<int64_t>& seeds, const std::string& what);
 // --doc FILE (the report; its plots go next to it) and --plot-script FILE (gnuplot

@@ -222,6 +222,14 @@ TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny c
   CHECK_THAT(bad.err, Contains("layernorm"));
   CHECK_FALSE(fs::exists(out));
 
+  // --dry-run prices both runs at once and trains nothing: 2 x 4 steps at 1.5 s a step over
+  // two cores (or one run at a time on one core) is 6 s or 12 s
+  RunResult dry = run("--norms ln,dyt --dry-run --step-ms 1500 " + flags, f.tmp, kCompare);
+  INFO("dry run: " << dry.out << dry.err);
+  CHECK(dry.code == 0);
+  CHECK_THAT(dry.out, Contains("compare_vit: 2 runs, 0 finished") && Contains("at 2 at a time (1500 ms a step"));
+  CHECK_FALSE(fs::exists(out));
+
   RunResult r = run("--norms ln,dyt " + flags, f.tmp, kCompare);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
