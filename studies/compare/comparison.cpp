@@ -56,18 +56,7 @@ void print_comparison_plan(const std::string& study, const std::string& program,
     cell.args.insert(cell.args.end(), r.args.begin(), r.args.end());
     cells.push_back(cell);
   }
-  const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
-  double seconds = 0;
-  size_t finished = 0;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (fs::exists(cells[i].out_dir + "/result.json")) ++finished;
-    else seconds += (double)planned_steps(configs[i]) * step_ms / 1000.0;
-  }
-  const int at_once = effective_jobs(jobs), parallel = std::min(at_once, effective_jobs(0));
-  std::printf("%s: %zu runs%s, %zu finished in %s already (kept); about %.1f minutes at %d at a time (%.0f ms a step, "
-              "--step-ms)\n",
-              study.c_str(), runs.size(), detail.c_str(), finished, out.c_str(), seconds / 60.0 / parallel, at_once,
-              step_ms);
+  print_grid_plan(study, cells, jobs, step_ms, detail + " in " + out);
 }
 
 void write_curves(const std::string& path, const nlohmann::json& runs) {

@@ -31,10 +31,8 @@ std::vector<ComparedRun> run_comparison(const std::string& program, const std::v
                                         const std::vector<RunSpec>& runs, const std::string& out, int jobs,
                                         int threads, const std::string& curve_column);
 
-// --dry-run of a comparison: every run's flags checked as the grid checks them (a bad one
-// stops here too), then "STUDY: N runs<detail>, K finished in OUT already (kept); about M
-// minutes at J at a time", the unfinished runs' steps at `step_ms` a step (one thread, one
-// run per core) over min(jobs, cores) runs at once.
+// --dry-run of a comparison (print_grid_plan, studies/grid/grid.h): `program` run once per
+// run spec, in OUT/<label>.
 void print_comparison_plan(const std::string& study, const std::string& program, const std::vector<std::string>& common,
                            const std::vector<RunSpec>& runs, const std::string& out, int jobs, double step_ms,
                            const std::string& detail = "");

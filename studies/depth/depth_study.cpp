@@ -408,7 +408,8 @@ int depth_study_main(const std::vector<std::string>& args) {
   std::vector<int64_t> depths = {8, 16}, seeds = {1337, 1338, 1339};
   std::vector<std::string> variant_texts = kVariants;
   int jobs = 0, speed_reps = 5;
-  bool speed_only = false, reuse = false;
+  bool speed_only = false, reuse = false, dry_run = false;
+  double step_ms = 87;
   std::string doc = "docs/results/depth.md", plot_script = "scripts/plot_depth.sh";
   p.integer_list("--depths", depths, 1, 256, "numbers of layers");
   add_seeds_flag(p, seeds, "depth and variant");
@@ -419,6 +420,8 @@ int depth_study_main(const std::vector<std::string>& args) {
   p.toggle("--speed", speed_only, "only time bhyt, bhyt-exact and rms on tiny and small, print the table, and stop",
            FlagRole::Control);
   add_report_flags(p, doc, plot_script, "the per-layer plots");
+  add_dry_run_flag(p, dry_run);
+  add_step_ms_flag(p, step_ms, "the demo GPT (4 layers; a cell of L layers costs L / 4 of it)");
   std::vector<RunSpec> variants;
   p.check([&] { variants = parse_run_specs(variant_texts); });
   if (!p.parse(args)) return 0;
@@ -433,6 +436,7 @@ int depth_study_main(const std::vector<std::string>& args) {
     std::printf("%s\n", rows.dump(1).c_str());
     return 0;
   }
+  NL_CHECK(!dry_run || !reuse, "--dry-run prices runs to train; --reuse trains none: give one of them");
   // the report's folder must take a file before hours of training go into it
   const fs::path doc_dir = fs::path(doc).has_parent_path() ? fs::path(doc).parent_path() : fs::path(".");
   check_doc_folder(doc);
@@ -457,9 +461,13 @@ int depth_study_main(const std::vector<std::string>& args) {
                {std::string("--layers"), std::to_string(d), std::string("--seed"), std::to_string(seed)})
             cell.args.push_back(a);
           cell.out_dir = out + "/L" + std::to_string(d) + "/" + v.label + "/s" + std::to_string(seed);
-          cell.cost = (double)d;
+          cell.cost = (double)d / 4.0;  // against the demo GPT's 4 layers (the ETA reads only ratios)
           cells.push_back(cell);
         }
+    if (dry_run) {
+      print_grid_plan("depth_study", cells, jobs, step_ms, " in " + out);
+      return 0;
+    }
     const auto summarize = [&](size_t i, const CellOutcome& outcome, const nlohmann::ordered_json& config) {
       const json& res = outcome.result;
       DepthRun r;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -175,6 +176,21 @@ int64_t planned_steps(const nlohmann::ordered_json& config) {
   if (subset > 0) images = std::min(images, subset);
   const double epochs = config["epochs"].get<double>();
   return std::max<int64_t>(1, (int64_t)std::ceil(epochs * (double)images / (double)config["batch"].get<int64_t>()));
+}
+
+void print_grid_plan(const std::string& study, const std::vector<GridCell>& cells, int jobs, double step_ms,
+                     const std::string& detail) {
+  const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
+  double seconds = 0;
+  size_t finished = 0;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (fs::exists(cells[i].out_dir + "/result.json")) ++finished;
+    else seconds += (double)planned_steps(configs[i]) * step_ms * cells[i].cost / 1000.0;
+  }
+  const int at_once = effective_jobs(jobs), parallel = std::min(at_once, effective_jobs(0));
+  std::printf("%s: %zu runs%s, %zu finished already (kept); about %.1f minutes at %d at a time (%.0f ms a step, "
+              "--step-ms)\n",
+              study.c_str(), cells.size(), detail.c_str(), finished, seconds / 60.0 / parallel, at_once, step_ms);
 }
 
 std::string sibling_program(const std::string& name) {

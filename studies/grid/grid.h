@@ -101,4 +101,12 @@ nlohmann::json read_result(const std::string& out_dir);
 // progress line's step counts and ETA use it.
 int64_t planned_steps(const nlohmann::ordered_json& config);
 
+// --dry-run of a study's grid: every cell's flags checked as the grid checks them (a bad
+// one stops here too), then "STUDY: N runs<detail>, K finished already (kept); about M
+// minutes at J at a time": the unfinished cells' steps at `step_ms` a step (one thread, one
+// run per core) times each cell's cost (GridCell::cost, 1 for the demo GPT's size), over
+// min(jobs, cores) cells at once.
+void print_grid_plan(const std::string& study, const std::vector<GridCell>& cells, int jobs, double step_ms,
+                     const std::string& detail = "");
+
 }  // namespace nl

@@ -111,7 +111,8 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
   INFO("dry run: " << dry.out << dry.err);
   REQUIRE(dry.code == 0);
   // 2 x 10 controls of 4 steps and 2 x 3 long runs of 6: 116 s at 2 at a time
-  CHECK_THAT(dry.out, Contains("bhyt_gap: 26 runs (2 seeds), 0 finished") && Contains("about 1.0 minutes at 2"));
+  CHECK_THAT(dry.out, Contains("bhyt_gap: 26 runs (2 seeds) in " + out + ", 0 finished already") &&
+                          Contains("about 1.0 minutes at 2"));
   CHECK_FALSE(fs::exists(out));
   const RunResult r = run_program(kGap, flags + " --out " + out, tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);

@@ -129,6 +129,22 @@ TEST_CASE("depth_study: bad input is refused before any run, naming the problem"
            {"--doc /nonexistent/dir/depth.md", "--doc"}}, tmp);
 }
 
+TEST_CASE("depth_study --dry-run: the runs priced by their depth, nothing trained", "[depth][cli]") {
+  TempDir tmp;
+  const std::string out = tmp.sub("dry");
+  // depths 2 and 4, one seed, one variant, 10 steps at 600 ms for the 4-layer GPT: 3 s + 6 s
+  // over two cores (or 9 s on one) is 0.1 or 0.2 minutes
+  const RunResult r = run_program(kStudy,
+                                  "--depths 2,4 --seeds 1 --variants 'a=--norm ln' --steps 10 --step-ms 600 --jobs 2 "
+                                  "--dry-run --doc " + tmp.sub("d.md") + " --out " + out,
+                                  tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("depth_study: 2 runs in " + out + ", 0 finished already (kept); about 0."));
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(fs::exists(tmp.sub("d.md")));
+}
+
 TEST_CASE("depth_study under mpirun: the ranks share the grid and the lead writes what one process writes",
           "[depth][cli][mpi][needs-mpi][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_mpi());

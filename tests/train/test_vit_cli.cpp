@@ -227,7 +227,8 @@ TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny c
   RunResult dry = run("--norms ln,dyt --dry-run --step-ms 1500 " + flags, f.tmp, kCompare);
   INFO("dry run: " << dry.out << dry.err);
   CHECK(dry.code == 0);
-  CHECK_THAT(dry.out, Contains("compare_vit: 2 runs, 0 finished") && Contains("at 2 at a time (1500 ms a step"));
+  CHECK_THAT(dry.out, Contains("compare_vit: 2 runs in " + out + ", 0 finished already") &&
+                          Contains("at 2 at a time (1500 ms a step"));
   CHECK_FALSE(fs::exists(out));
 
   RunResult r = run("--norms ln,dyt " + flags, f.tmp, kCompare);
