@@ -285,6 +285,11 @@ int compare_norms_main(const std::vector<std::string>& args) {
   }
   const std::string tuned_doc = std::filesystem::path(tuned_file).stem().string() + ".md";
   const std::string out = base.out_dir;
+  if (tune.dry_run) {
+    NL_CHECK(!f.reuse, "--dry-run prices runs to train; --reuse trains none: give one of them");
+    print_comparison_plan("compare_norms", "train_gpt", common, runs, out, f.jobs, tune.step_ms);
+    return 0;
+  }
   json extra = json::object();
   // missing data fails before any run; the unigram loss is the status's reference
   if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);

@@ -226,7 +226,6 @@ void add_tune_flags(FlagParser& p, TuneOptions& t) {
   p.text("--doc", t.doc, "also write the report to this file, and results.json beside it as its name with .json",
          FlagRole::Control);
   p.check([&] {
-    NL_CHECK(!t.dry_run || !t.axes.empty(), "--dry-run: only with --tune");
     if (t.axes.empty()) {
       NL_CHECK(t.dyt_axes.empty(), "--tune-dyt: only with --tune");
       return;

@@ -181,6 +181,17 @@ TEST_CASE("compare_norms: bad run specs are refused in one line, exit 2, before 
                       tmp);
 }
 
+TEST_CASE("compare_norms --dry-run: the runs priced, nothing trained", "[compare][cli]") {
+  TempDir tmp;
+  const std::string out = tmp.sub("dry");
+  const RunResult r = run_program(kCompare, kTiny + " --out " + out + " --runs ln,rms --dry-run --step-ms 1000", tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 0);
+  // 2 runs of 4 steps at 1 s, 2 at a time: 4 s on two cores (8 s on one)
+  CHECK_THAT(r.out, Contains("compare_norms: 2 runs in " + out + ", 0 finished already (kept); about 0.1 minutes"));
+  CHECK_FALSE(fs::exists(out));
+}
+
 TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the table, summary, report, --reuse",
           "[compare][cli][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());

@@ -201,7 +201,6 @@ TEST_CASE("compare_norms --tune: bad grids refused in one line, exit 2, before a
                        {"--runs ln --tune 'out=x'", "--out is the study's"},
                        {"--runs ln --tune 'bogus=1'", "unknown flag '--bogus'"},
                        {"--runs ln --tune-dyt 'alpha0=1'", "--tune-dyt: only with --tune"},
-                       {"--runs ln --dry-run", "--dry-run: only with --tune"},
                        {"--runs ln --tune 'lr=1e-3' --tune-bytes 99999999", "--tune-bytes 99999999"},
                        {"--runs 'x=--norm ln --train-bytes 100' --tune 'lr=1e-3'", "sets --train-bytes"}},
                       tmp);
