@@ -28,6 +28,7 @@ class RMSNorm : public Norm {
 
  private:
   Var gain_for(const Var& x) const;  // weight, on x's device
+  mutable Var gain_on_device_;       // a fixed gain's copy on a device other than the CPU
 };
 
 // DyT(x) = gamma tanh(alpha x) + beta, alpha one scalar          nn/norms/dyt.cpp

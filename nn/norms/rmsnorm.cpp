@@ -14,10 +14,14 @@ RMSNorm::RMSNorm(int64_t dim, float eps_, bool with_bias, float gain0, bool lear
   weight = learnt_gain ? register_parameter("weight", Tensor::full({dim}, gain0)) : Var(Tensor::full({dim}, gain0));
   if (with_bias) bias = register_parameter("bias", Tensor::zeros({dim}));
 }
-// A fixed gain is made on the CPU; Module::to moves parameters only, so it follows x.
+// A fixed gain is made on the CPU and Module::to moves parameters only, so it follows x:
+// copied to x's device once and kept, not copied on every forward.
 Var RMSNorm::gain_for(const Var& x) const {
-  if (weight.requires_grad() || weight.value().device() == x.value().device()) return weight;
-  return Var(weight.value().to(x.value().device()));
+  const Device device = x.value().device();
+  if (weight.requires_grad() || weight.value().device() == device) return weight;
+  if (!gain_on_device_.defined() || gain_on_device_.value().device() != device)
+    gain_on_device_ = Var(weight.value().to(device));
+  return gain_on_device_;
 }
 Var RMSNorm::forward(const Var& x) const { return ag::rms_norm(x, gain_for(x), bias, eps); }
 Var RMSNorm::composite(const Var& x) const {

@@ -30,6 +30,8 @@ const char kTemplate[] =
     ;
 
 constexpr const char* kRecipe = "--recipe bhyt-released";
+// An arm's train_gpt flags: the recipe, then its own.
+std::string recipe_flags(const SeededArm& a) { return std::string(kRecipe) + (a.flags.empty() ? "" : " " + a.flags); }
 // A gap within this many percent is a tie (status_against_ln's "behind" starts above it).
 constexpr double kTiePercent = 1.0;
 
@@ -71,18 +73,17 @@ const std::vector<SeededArm>& bhyt_gap_long_arms() {
 std::vector<std::string> bhyt_gap_run_specs(const std::vector<int64_t>& seeds, int64_t long_steps, int64_t long_eval,
                                             const std::map<std::string, std::string>& tuned,
                                             const std::string& tuned_source) {
-  auto flags = [](const SeededArm& a) { return std::string(kRecipe) + (a.flags.empty() ? "" : " " + a.flags); };
   std::vector<std::string> specs;
   for (int64_t seed : seeds)
     for (const SeededArm& a : bhyt_gap_controls())
-      specs.push_back(control_label(a.label, seed) + "=" + flags(a) + " --seed " + std::to_string(seed));
+      specs.push_back(control_label(a.label, seed) + "=" + recipe_flags(a) + " --seed " + std::to_string(seed));
   for (const SeededArm& a : bhyt_gap_long_arms()) {
     const auto t = tuned.find(a.label);
-    NL_CHECK(t != tuned.end(), "--tuned-results: no tuned run '", a.label, "' (", kRecipe, " ", a.flags, ") in ",
-             tuned_source, "; tune it first: compare_norms --tune ... --runs '", a.label, "=", kRecipe, " ", a.flags,
+    NL_CHECK(t != tuned.end(), "--tuned-results: no tuned run '", a.label, "' (", recipe_flags(a), ") in ",
+             tuned_source, "; tune it first: compare_norms --tune ... --runs '", a.label, "=", recipe_flags(a),
              "'");
     for (int64_t seed : seeds)
-      specs.push_back(long_label(a.label, seed) + "=" + flags(a) + " " + t->second + " --steps " +
+      specs.push_back(long_label(a.label, seed) + "=" + recipe_flags(a) + " " + t->second + " --steps " +
                       std::to_string(long_steps) + " --eval-every " + std::to_string(long_eval) + " --seed " +
                       std::to_string(seed));
   }
@@ -145,7 +146,7 @@ std::string render_bhyt_gap_report(const json& results) {
     const ArmSeeds s = arm_seeds(results, "", a.label, a.reference, 0);
     const double share = gap_share(spread_of(s.gap).mean, bhyt_gap);
     view["controls"].push_back({{"label", a.label},
-                                {"flags", std::string(kRecipe) + (a.flags.empty() ? "" : " " + a.flags)},
+                                {"flags", recipe_flags(a)},
                                 {"tests", a.tests},
                                 {"val", seeds_text(s.val, "%.4f")},
                                 {"reference", a.reference.empty() ? "-" : a.reference},
@@ -211,7 +212,7 @@ std::map<std::string, std::string> read_tuned_flags(const std::vector<std::strin
     for (const TunedRow& row : tuned_rows(tuned))
       for (const SeededArm& a : bhyt_gap_long_arms())
         if (row.label == a.label && row.best >= 0 && !flags.count(a.label) &&
-            row.flags == std::string(kRecipe) + (a.flags.empty() ? "" : " " + a.flags))
+            row.flags == recipe_flags(a))
           flags[a.label] = row.best_flags;
   }
   return flags;

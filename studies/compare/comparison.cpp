@@ -17,19 +17,26 @@ namespace nl {
 namespace fs = std::filesystem;
 
 
+namespace {
+
+// A comparison's grid: `program` once per run, the common flags then the run's own, in OUT/<label>.
+std::vector<GridCell> comparison_cells(const std::string& program, const std::vector<std::string>& common,
+                                       const std::vector<RunSpec>& runs, const std::string& out) {
+  std::vector<GridCell> cells;
+  for (const RunSpec& r : runs) {
+    GridCell cell{r.label, program, common, out + "/" + r.label};
+    cell.args.insert(cell.args.end(), r.args.begin(), r.args.end());
+    cells.push_back(cell);
+  }
+  return cells;
+}
+
+}  // namespace
+
 std::vector<ComparedRun> run_comparison(const std::string& program, const std::vector<std::string>& common,
                                         const std::vector<RunSpec>& runs, const std::string& out, int jobs,
                                         int threads, const std::string& curve_column) {
-  std::vector<GridCell> cells;
-  for (const RunSpec& r : runs) {
-    GridCell cell;
-    cell.label = r.label;
-    cell.program = program;
-    cell.args = common;
-    cell.args.insert(cell.args.end(), r.args.begin(), r.args.end());
-    cell.out_dir = out + "/" + r.label;
-    cells.push_back(cell);
-  }
+  const std::vector<GridCell> cells = comparison_cells(program, common, runs, out);
   const std::vector<nlohmann::ordered_json> configs = check_grid(cells);  // every run's flags, before any starts
   GridOptions options;
   options.jobs = jobs;
@@ -50,13 +57,7 @@ std::vector<ComparedRun> run_comparison(const std::string& program, const std::v
 void print_comparison_plan(const std::string& study, const std::string& program, const std::vector<std::string>& common,
                            const std::vector<RunSpec>& runs, const std::string& out, int jobs, double step_ms,
                            const std::string& detail) {
-  std::vector<GridCell> cells;
-  for (const RunSpec& r : runs) {
-    GridCell cell{r.label, program, common, out + "/" + r.label};
-    cell.args.insert(cell.args.end(), r.args.begin(), r.args.end());
-    cells.push_back(cell);
-  }
-  print_grid_plan(study, cells, jobs, step_ms, detail + " in " + out);
+  print_grid_plan(study, comparison_cells(program, common, runs, out), jobs, step_ms, detail + " in " + out);
 }
 
 void write_curves(const std::string& path, const nlohmann::json& runs) {
