@@ -1,7 +1,7 @@
 // what_reproduces: the table of the papers' claims as the regime pages judge them
-// (studies/regime/reproduces.h).
+// (studies/reproduces/reproduces.h).
 //   build/release/what_reproduces          # docs/results/reproduces.md from regime_full and regime_verma
-#include "studies/regime/reproduces.h"
+#include "studies/reproduces/reproduces.h"
 #include "train/flags/program.h"
 
 int main(int argc, char** argv) {

@@ -14,6 +14,7 @@
 #include "studies/grid/run_spec.h"
 #include "studies/instruments/act_stats.h"
 #include "studies/instruments/act_stats_observer.h"
+#include "studies/report/claims.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
 #include "tensor/threads.h"
@@ -106,6 +107,12 @@ const ResultSchema kDepthFields = {
     {"runs[].kappa", kNumber | kNull}, {"runs[].train_loss", kNumber | kNull}, {"runs[].val_loss", kNumber | kNull},
     {"runs[].tok_s", kNumber | kNull}, {"runs[].lambda_min", kNumber | kNull}, {"runs[].lambda_max", kNumber | kNull}};
 
+}  // namespace
+
+ResultSchema depth_results_schema() { return kDepthFields; }
+
+namespace {
+
 DepthRun run_from_json(const json& j) {
   DepthRun r;
   r.depth = j["depth"];
@@ -156,8 +163,35 @@ std::vector<double> over_seeds(const Cell& c, F f) {
   return v;
 }
 
+// How many of a cell's seeds did not learn (diverged, or a validation loss not below
+// kLearntLoss): a claim resting on such a seed is untestable, never reproduced.
+size_t not_learnt(const Cell& c) {
+  size_t n = 0;
+  for (const DepthRun& r : c.runs) n += r.diverged || !(r.val_loss < kLearntLoss);
+  return n;
+}
+
+// "did not train in k of n seeds" for the first of the cells with such a seed ("": none).
+std::string untrained_why(const std::vector<const Cell*>& cells) {
+  for (const Cell* c : cells)
+    if (size_t k = not_learnt(*c))
+      return c->variant + " did not train in " + std::to_string(k) + " of " + std::to_string(c->runs.size()) +
+             " seeds";
+  return "";
+}
+
+// A row of the "what reproduces" table from a range verdict: held -> reproduced, any other
+// -> not reproduced (the other way, or the seeds disagree); untestable when a seed of a
+// cell it compares did not train.
+json range_claim(const std::string& claim, const std::string& paper, const std::string& here, RangeVerdict v,
+                 const std::string& detail, const std::vector<const Cell*>& cells) {
+  const std::string why = untrained_why(cells);
+  if (!why.empty()) return claim_row(claim, paper, here, "untestable here", detail, why);
+  return claim_row(claim, paper, here, v == RangeVerdict::Held ? "reproduced" : "not reproduced", detail);
+}
+
 void flat_verdicts(const std::vector<Cell>& cells, const std::vector<int64_t>& depths, json& summary,
-                   json& verdicts) {
+                   json& verdicts, json& claims) {
   for (int64_t d : depths) {
     // the Pre-LN baseline: the pre-norm statistics variant whose stream grew least
     const Cell* pre = nullptr;
@@ -180,11 +214,21 @@ void flat_verdicts(const std::vector<Cell>& cells, const std::vector<int64_t>& d
       }
       verdicts.push_back(line);
       summary.push_back("Flat residual stream with depth: " + line);
+      // the paper's figure starts at block 1's output (kPaperReference): that growth judges the claim
+      if (d < 2) continue;
+      auto g1 = [](const DepthRun& r) { return growth(r.var_end, 1); };
+      claims.push_back(range_claim(
+          "residual-stream variance flat with depth where Pre-LN's grows (" + std::to_string(d) + " layers, " +
+              c.variant + " against " + pre->variant + ")",
+          "flat from block 1's output (Llama-1B)",
+          "growth from block 1 " + range_text(over_seeds(c, g1), "%.3g") + "x against " +
+              range_text(over_seeds(*pre, g1), "%.3g") + "x",
+          compare_ranges(over_seeds(c, g1), over_seeds(*pre, g1)), line, {&c, pre}));
     }
   }
 }
 
-void lns_verdicts(const std::vector<Cell>& cells, json& summary, json& verdicts) {
+void lns_verdicts(const std::vector<Cell>& cells, json& summary, json& verdicts, json& claims) {
   for (const Cell& b : cells) {
     if (b.role != Role::BHyT) continue;
     const Cell* lns = nullptr;
@@ -207,10 +251,16 @@ void lns_verdicts(const std::vector<Cell>& cells, json& summary, json& verdicts)
                              fmt(worst, "%.3g");
     verdicts.push_back(line);
     summary.push_back("Below LayerNorm Scaling: " + line);
+    claims.push_back(range_claim("per-layer variance below LayerNorm Scaling's (" + std::to_string(b.depth) +
+                                     " layers, " + b.variant + " against " + lns->variant + ")",
+                                 "below at every layer when lambda / kappa < 1 / sqrt(L)",
+                                 "below at " + std::to_string(count(RangeVerdict::Held)) + " of " +
+                                     std::to_string(b.depth) + " layers",
+                                 all_layers(per_layer), line, {&b, lns}));
   }
 }
 
-void ratio_rows(const std::vector<Cell>& cells, json& rows, json& summary, json& verdicts) {
+void ratio_rows(const std::vector<Cell>& cells, json& rows, json& summary, json& verdicts, json& claims) {
   for (const Cell& c : cells) {
     std::vector<double> a, e, all;
     for (const DepthRun& r : c.runs)
@@ -233,12 +283,19 @@ void ratio_rows(const std::vector<Cell>& cells, json& rows, json& summary, json&
                              ", from " + fmt(rg.min, "%.2f") + " to " + fmt(rg.max, "%.2f");
     verdicts.push_back(line);
     summary.push_back("Approximated vs exact site-2 variance: " + line);
+    claims.push_back(range_claim("approximated and exact site-2 variance correlate (" + std::to_string(c.depth) +
+                                     " layers, " + c.variant + ")",
+                                 "Pearson r > 0.99", "r = " + fmt(r, "%.4f"),
+                                 r > 0.99 ? RangeVerdict::Held : RangeVerdict::NotHeld, line, {&c}));
   }
 }
 
-void speed_view(const json& results, json& view, json& summary) {
+void speed_view(const json& results, json& view, json& summary, json& claims) {
+  const std::string claim = "the approximation is cheaper than BHyT*", paper = "+13.7 % steps/s";
   if (!results["speed"].is_array()) {
     view["speed"] = false;
+    claims.push_back(claim_row(claim, paper, "-", "untestable here", "",
+                               "this run timed nothing (--speed-steps 0); `depth_study --speed` times it"));
     return;
   }
   const std::vector<SpeedRow> rows = speed_rows(results["speed"]);
@@ -272,6 +329,8 @@ void speed_view(const json& results, json& view, json& summary) {
                              fmt(100.0 * gain, "%+.1f") + " % (paper: +13.7 %): " + v;
     speed["speed_verdicts"].push_back(line);
     summary.push_back("Approximation cheaper than BHyT*: " + line);
+    claims.push_back(claim_row(claim + " (" + cfg + ")", paper, fmt(100.0 * gain, "%+.1f") + " %",
+                               gain > 0.02 ? "reproduced" : "not reproduced", line));
   }
   view["speed"] = speed;
   view["speed_seconds"] = fmt(number(results["speed_seconds"]), "%.0f");
@@ -301,7 +360,9 @@ void write_variance_csvs(const std::string& out, const std::vector<Cell>& cells,
 
 }  // namespace
 
-std::string render_depth_report(const json& results, bool plotted) {
+namespace {
+
+json depth_view(const json& results, bool plotted) {
   json view = json::object();
   for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
   for (const char* key : {"date", "command", "out", "jobs", "threads", "cores", "cells_run", "cells_kept"})
@@ -377,11 +438,12 @@ std::string render_depth_report(const json& results, bool plotted) {
   view["lambda_rows"] = lambda_rows;
   view["not_learnt"] = not_learnt.empty() ? json(false) : json(not_learnt);
   json summary = json::array(), growth_verdicts = json::array(), lns = json::array(), ratios = json::array(),
-       ratio_verdicts = json::array();
-  flat_verdicts(cells, depths, summary, growth_verdicts);
-  lns_verdicts(cells, summary, lns);
-  ratio_rows(cells, ratios, summary, ratio_verdicts);
-  speed_view(results, view, summary);
+       ratio_verdicts = json::array(), claims = json::array();
+  flat_verdicts(cells, depths, summary, growth_verdicts, claims);
+  lns_verdicts(cells, summary, lns, claims);
+  ratio_rows(cells, ratios, summary, ratio_verdicts, claims);
+  speed_view(results, view, summary, claims);
+  view["claims"] = claims;
   view["growth_verdicts"] = growth_verdicts;
   view["lns_verdicts"] = lns;
   view["ratio_rows"] = ratios;
@@ -391,7 +453,18 @@ std::string render_depth_report(const json& results, bool plotted) {
   if (plotted)
     for (int64_t d : depths) plots.push_back({{"depth", d}, {"file", "depth_L" + std::to_string(d) + ".png"}});
   view["plots"] = plots;
-  return render_template(kTemplate, view, "studies/depth/depth.md.in");
+  return view;
+}
+
+}  // namespace
+
+std::string render_depth_report(const json& results, bool plotted) {
+  return render_template(kTemplate, depth_view(results, plotted), "studies/depth/depth.md.in");
+}
+
+json depth_claims(const json& results) {
+  check_results_schema(results, kDepthFields, "depth_claims", "the depth study's results");
+  return depth_view(results, false)["claims"];
 }
 
 int depth_study_main(const std::vector<std::string>& args) {
@@ -508,6 +581,7 @@ int depth_study_main(const std::vector<std::string>& args) {
     results["seeds"] = seeds;
     results["variants"] = run_specs_json(variants);
     results["plot_script"] = plot_script;
+    results["study"] = "depth";
     write_text_file(out + "/results.json", results.dump(1) + "\n");
   }
   const std::vector<Cell> cells = cells_of(results);
@@ -522,6 +596,8 @@ int depth_study_main(const std::vector<std::string>& args) {
     plotted = plotted && std::system(cmd.c_str()) == 0;
   }
   write_text_file(doc, render_depth_report(results, plotted));
+  // the results beside the page, for what_reproduces (studies/reproduces/reproduces.h)
+  write_text_file((doc_dir / (fs::path(doc).stem().string() + ".json")).string(), results.dump(1) + "\n");
   std::printf("wrote %s\n", doc.c_str());
   return 0;
 }

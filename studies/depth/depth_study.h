@@ -7,6 +7,7 @@
 //   OUT/results.json          every number (--reuse renders the report from it alone)
 //   OUT/depth_L<d>_{init,end}.csv   the per-layer variances the plots show
 //   DOC (docs/results/depth.md)     studies/depth/depth.md.in filled in, plots beside it
+//   DOC's name with .json            results.json again, beside the page (what_reproduces reads it)
 // The claims checked: the residual stream's variance stays flat with depth under BHyT
 // while Pre-LN lets it grow; with lambda/kappa < 1/sqrt(L) BHyT's per-layer output
 // variance stays below LayerNorm Scaling's; the block-level approximation tracks the
@@ -17,11 +18,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "studies/report/results_schema.h"
+
 namespace nl {
 
 int depth_study_main(const std::vector<std::string>& args);
 
 // The report for a results.json (exposed for the tests). plotted: the plots exist.
 std::string render_depth_report(const nlohmann::json& results, bool plotted);
+
+// The fields of its results.json that the report reads (--reuse and what_reproduces check them first).
+ResultSchema depth_results_schema();
+
+// The BHyT paper's claims as the report judges them, one row each ({claim, paper, here,
+// status, why, detail}: studies/report/claims.h), for the "what reproduces" table.
+nlohmann::json depth_claims(const nlohmann::json& results);
 
 }  // namespace nl

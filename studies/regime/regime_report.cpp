@@ -15,6 +15,7 @@
 #include "studies/instruments/screening.h"
 #include "studies/regime/regime_analysis.h"
 #include "studies/regime/regime_study.h"
+#include "studies/report/claims.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
 #include "studies/report/verdicts.h"
@@ -200,16 +201,6 @@ json setup_view(const json& recipe) {
 }
 
 namespace {
-
-// One claim of the paper judged on this grid: a row of the "what reproduces" table.
-// status: "reproduced", "not reproduced", "artefact" (the paper's sign only at the end of
-// a run whose LN baseline over-fits: at each model's own best step it goes the other way)
-// or "untestable here".
-// why: for an untestable claim, the reason in a few words ("" otherwise).
-json claim_row(const std::string& claim, const std::string& paper, const std::string& here, const std::string& status,
-               const std::string& detail, const std::string& why = "") {
-  return {{"claim", claim}, {"paper", paper}, {"here", here}, {"status", status}, {"why", why}, {"detail", detail}};
-}
 
 // Why an arm's claim is untestable, from the same counts arm_claim reads.
 std::string untestable_why(int not_trained, int seeds, const PairedComparison& c) {

@@ -17,7 +17,7 @@ std::string render_regime_report(const nlohmann::json& results, bool plotted, co
 
 // The paper's claims as this grid judges them, one row each (claim, paper, here, status,
 // detail): the same verdicts the report lists, as data for the "what reproduces" table
-// (studies/regime/reproduces.h). status: reproduced, not reproduced, artefact (the
+// (studies/reproduces/reproduces.h). status: reproduced, not reproduced, artefact (the
 // paper's sign only at the end of a run whose LN baseline over-fits), untestable here.
 nlohmann::json regime_claims(const nlohmann::json& results);
 
