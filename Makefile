@@ -341,7 +341,7 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BENCHES) $(CLIS)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
-# RUNS="a=--norm ln,dyt-llm" picks the runs (compare_norms --runs; default: its own ten),
+# RUNS="a=--norm ln,dyt-llm" picks the runs (compare_norms --arms; default: its own ten),
 # NORMS=ln,dyt,mynorm the same with bare norms, DEMO_FLAGS adds compare_norms flags (a
 # shorter recipe: "--steps 60 --layers 2"), DEMO_OUT the folder.
 demo: deps

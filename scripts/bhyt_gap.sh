@@ -12,7 +12,7 @@ build=${1:-build/release}
 out=${GAP_OUT:-runs/bhyt_gap}
 tuned=docs/results/bhyt_gap_tuned.md
 if [ ! -f "${tuned%.md}.json" ]; then
-  "$build/compare_norms" --out runs/bhyt_gap_tuning --runs 'rms-released=--recipe bhyt-released --norm rms' \
+  "$build/compare_norms" --out runs/bhyt_gap_tuning --arms 'rms-released=--recipe bhyt-released --norm rms' \
     --tune 'lr=3e-4,1e-3,3e-3;warmup=50,500' --doc "$tuned"
 fi
 args=(--out "$out" --doc docs/results/bhyt_gap.md)

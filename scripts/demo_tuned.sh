@@ -7,7 +7,7 @@
 # docs/results/demo_tuned.json (which make demo's report then reads). About 30 minutes on 2 cores.
 #   TUNE='lr=3e-4,1e-3;warmup=50,500'    the grid (compare_norms --tune: NAME=V1,V2;NAME=...)
 #   TUNE_DYT='lr=3e-4,1e-3;alpha0=0.1,1' a DyT run's grid, as many settings as TUNE's
-#   RUNS="a=--norm ln,b"                 the runs instead (compare_norms --runs)
+#   RUNS="a=--norm ln,b"                 the runs instead (compare_norms --arms)
 #   DEMO_FLAGS="..."                     more compare_norms flags: "--dry-run" prices it and stops
 #   DEMO_OUT=dir, DOC=file               the runs' folder (runs/demo_tuned) and the report
 #   THREADS=N                            threads per run (default 1: one run per core)
@@ -21,7 +21,7 @@ default_runs+=",ln-released=--recipe bhyt-released --norm ln,ln-dyt-llm=--recipe
 default_runs+=",ln-verma=--recipe dyt-verma --norm ln"
 runs=${RUNS:-$default_runs}
 start=$(date +%s)
-args=(--out "$out" --threads "${THREADS:-1}" --runs "$runs" --doc "$doc"
+args=(--out "$out" --threads "${THREADS:-1}" --arms "$runs" --doc "$doc"
       --tune "${TUNE:-lr=3e-4,1e-3,3e-3;warmup=50,500}" --tune-dyt "${TUNE_DYT:-lr=3e-4,1e-3,3e-3;alpha0=0.1,1}")
 # DEMO_FLAGS is a list of flags and values, split at spaces on purpose
 # shellcheck disable=SC2206

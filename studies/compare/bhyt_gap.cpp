@@ -80,7 +80,7 @@ std::vector<std::string> bhyt_gap_run_specs(const std::vector<int64_t>& seeds, i
   for (const SeededArm& a : bhyt_gap_long_arms()) {
     const auto t = tuned.find(a.label);
     NL_CHECK(t != tuned.end(), "--tuned-results: no tuned run '", a.label, "' (", recipe_flags(a), ") in ",
-             tuned_source, "; tune it first: compare_norms --tune ... --runs '", a.label, "=", recipe_flags(a),
+             tuned_source, "; tune it first: compare_norms --tune ... --arms '", a.label, "=", recipe_flags(a),
              "'");
     for (int64_t seed : seeds)
       specs.push_back(long_label(a.label, seed) + "=" + recipe_flags(a) + " " + t->second + " --steps " +

@@ -237,7 +237,7 @@ void write_panel_curves(const std::string& out, const json& runs, const std::vec
 
 int compare_norms_main(const std::vector<std::string>& args) {
   FlagParser p("compare_norms",
-               "Train the demo GPT once per run of --runs and compare them (the study behind make demo). The "
+               "Train the demo GPT once per arm of --arms and compare them (the study behind make demo). The "
                "train_gpt flags given here (any but --norm and --recipe, which the runs name) go to every run, "
                "before the run's own flags.");
   GPTRunConfig base;
@@ -245,10 +245,11 @@ int compare_norms_main(const std::vector<std::string>& args) {
   ComparisonFlags f;
   add_comparison_flags(p, f);
   std::vector<std::string> run_texts = default_demo_runs();
-  p.list("--runs", run_texts,
+  p.list("--arms", run_texts,
          "the runs, each LABEL=FLAGS (train_gpt flags separated by spaces; LABEL names its folder and row), a norm "
          "(" + norm_choices(", ") + ": --norm NAME on the defaults, the plain recipe) or a recipe (--list-recipes: "
          "--recipe NAME)");
+  p.alias("--arms", "--runs");
   TuneOptions tune;
   add_tune_flags(p, tune);
   std::string tuned_file = "docs/results/demo_tuned.json";
@@ -259,7 +260,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
   std::vector<RunSpec> runs;
   p.check([&] { runs = parse_run_specs(run_texts); });
   if (!p.parse(args)) return 0;
-  const std::vector<std::string> common = given_run_flags(p, {"threads", "jobs", "runs"});
+  const std::vector<std::string> common = given_run_flags(p, {"threads", "jobs", "arms"});
   if (!tune.doc.empty()) check_doc_folder(tune.doc);  // before hours of training go into it
   if (!tune.axes.empty()) return run_tuned_comparison(p, f, base, common, runs, tune, args);
   // read before any run: a file that is there but unreadable stops the study now
@@ -270,7 +271,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
     // a tuned comparison of another recipe (other steps, model, data) says nothing of these runs
     std::vector<std::string> keys;
     for (const std::string& k : p.recipe_keys())
-      if (k != "runs") keys.push_back(k);
+      if (k != "arms") keys.push_back(k);
     const std::string difference =
         first_recipe_difference(nlohmann::ordered_json::parse(tuned["recipe"].dump()), p.values(), keys,
                                 later_flag_defaults(), "there", "here");

@@ -1,5 +1,5 @@
 // compare_norms, the study behind `make demo`: train_gpt runs side by side (same data,
-// seed and budget), one per run spec of --runs (studies/grid/run_spec.h: LABEL=FLAGS, a
+// seed and budget), one per run spec of --arms (studies/grid/run_spec.h: LABEL=FLAGS, a
 // bare norm, or a bare recipe), each an ordinary train_gpt run in OUT/<label>/, run by
 // the grid (studies/grid/grid.h). The flags given to compare_norms come first in every
 // run's command line, so a run's own flags override them (and a run's recipe is
@@ -14,7 +14,7 @@
 //                      row that is stuck or behind its ln says what tuning found for it
 // and with --doc FILE the report also in FILE, results.json beside it as FILE's name with .json.
 // With --tune it runs the tuned comparison instead (studies/compare/tuned_comparison.h).
-// Each row's status is read against its LayerNorm run (the ln run of --runs with the same
+// Each row's status is read against its LayerNorm run (the ln run of --arms with the same
 // block and recipe, else the first ln run on its block) and the unigram loss of the training text
 // (status_against_ln, studies/report/verdicts.h). A run whose loss stays at the unigram
 // level or becomes NaN is shown as such, never dropped.

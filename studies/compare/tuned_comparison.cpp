@@ -245,7 +245,7 @@ int run_tuned_comparison(const FlagParser& p, const ComparisonFlags& f, const GP
   const std::string out = base.out_dir;
   for (const RunSpec& r : runs)
     for (const std::string& a : r.args)
-      NL_CHECK(a.rfind("--train-bytes", 0) != 0, "--runs: ", r.label,
+      NL_CHECK(a.rfind("--train-bytes", 0) != 0, "--arms: ", r.label,
                " sets --train-bytes; with --tune give it to compare_norms (the tuning split is held out of it)");
   json results;
   if (f.reuse) {

@@ -1,4 +1,4 @@
-// compare_norms --tune: each run of --runs trained over the same grid of settings (the
+// compare_norms --tune: each run of --arms trained over the same grid of settings (the
 // axes of studies/compare/tuning.h; a DyT run's from --tune-dyt, of the same size), each
 // setting an ordinary train_gpt cell in OUT/<run>/<setting>/, and once more at the shared
 // settings (its own flags alone) in OUT/<run>/shared/ unless a setting of the grid is that

@@ -486,7 +486,8 @@ int depth_study_main(const std::vector<std::string>& args) {
   std::string doc = "docs/results/depth.md", plot_script = "scripts/plot_depth.sh";
   p.integer_list("--depths", depths, 1, 256, "numbers of layers");
   add_seeds_flag(p, seeds, "depth and variant");
-  p.list("--variants", variant_texts, "the runs per depth and seed, LABEL=FLAGS (flags separated by spaces)");
+  p.list("--arms", variant_texts, "the runs per depth and seed, LABEL=FLAGS (flags separated by spaces)");
+  p.alias("--arms", "--variants");
   add_study_run_flags(p, jobs, reuse);
   p.integer("--speed-steps", speed_reps, 0, 10000,
             "timed steps per norm of `small` in the speed section (tiny: 4x); 0: no section", FlagRole::Setting);

@@ -91,7 +91,7 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
   const std::string tuned = tmp.sub("tuned.md");
   const RunResult t = run_program(kCompare,
                                   kTiny + " --out " + tmp.sub("tuning") +
-                                      " --runs 'ln-released=--recipe bhyt-released --norm ln,bhyt-released,"
+                                      " --arms 'ln-released=--recipe bhyt-released --norm ln,bhyt-released,"
                                       "rms-released=--recipe bhyt-released --norm rms' --tune 'lr=1e-3,2e-3' "
                                       "--tune-bytes 2048 --doc " + tuned,
                                   tmp);

@@ -4,6 +4,11 @@
 // flags. `make test` builds the program first; nl::test::build_dir() names this build's folder.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <tuple>
+
 #include "tensor/device.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
@@ -64,6 +69,63 @@ TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
   CHECK(r2.code == 0);
   CHECK_THAT(r2.out, Contains("--norm"));
   CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("FlagParser --help: each number flag shows the values it accepts", "[cli]") {
+  nl::FlagParser p("prog", "a program");
+  int64_t layers = 4, seed = 1, stop = -1;
+  double lr = 1e-3, clip = 1, dropout = 0;
+  float scale = 1;
+  std::vector<int64_t> sizes = {30000};
+  p.integer("--layers", layers, 1, 256, "transformer blocks");
+  p.integer("--seed", seed, 0, INT64_MAX, "the seed");
+  p.integer("--stop-after", stop, -1, 100, "stop after this step");
+  p.real("--lr", lr, 0, 1e300, "learning rate");
+  p.real("--clip", clip, 0, 10, "clip");
+  p.real("--dropout", dropout, 0, 1, "dropout (in [0, 1))");
+  p.positive("--scale", scale, 1e300, "a scale");
+  p.integer_list("--sizes", sizes, -1, INT64_MAX, "subsets");
+  const std::string help = p.help();
+  CHECK_THAT(help, Contains("transformer blocks (1 to 256)"));
+  CHECK_THAT(help, Contains("the seed (at least 0)"));
+  CHECK_THAT(help, Contains("stop after this step (-1 to 100)"));
+  CHECK_THAT(help, Contains("learning rate (at least 0)"));
+  CHECK_THAT(help, Contains("clip (in [0, 10])"));
+  CHECK_THAT(help, Contains("dropout (in [0, 1))") && !Contains("dropout (in [0, 1)) ("));  // stated once
+  CHECK_THAT(help, Contains("a scale (above 0)"));
+  CHECK_THAT(help, Contains("subsets (each at least -1)"));
+}
+
+TEST_CASE("FlagParser alias: an older name sets the flag, is recorded under the flag's name, is in --help",
+          "[cli]") {
+  auto parse = [](const std::vector<std::string>& args) {
+    auto p = std::make_unique<nl::FlagParser>("prog", "a program");
+    auto arms = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"ln"});
+    p->list("--arms", *arms, "the arms");
+    p->alias("--arms", "--runs");
+    REQUIRE(p->parse(args));
+    return std::make_tuple(std::move(p), arms);
+  };
+  {
+    auto [p, arms] = parse({"--runs", "a,b"});
+    CHECK(*arms == std::vector<std::string>{"a", "b"});
+    CHECK(p->given("--arms"));
+    CHECK(p->values()["arms"] == "a,b");
+    CHECK_FALSE(p->values().contains("runs"));
+    CHECK_THAT(p->help(), Contains("(also --runs, its older name)"));
+  }
+  {
+    auto [p, arms] = parse({"--runs=c", "--arms", "d"});  // the last one wins, whichever name it has
+    CHECK(*arms == std::vector<std::string>{"d"});
+  }
+  {
+    auto [p, arms] = parse({"--arms", "e"});
+    CHECK(*arms == std::vector<std::string>{"e"});
+  }
+  nl::FlagParser q("prog", "");
+  std::vector<std::string> v;
+  q.list("--arms", v, "");
+  CHECK_THROWS_WITH(q.alias("--nope", "--runs"), Contains("internal: alias --runs for --nope"));
 }
 
 TEST_CASE("train_gpt cli: an unknown --norm names the valid ones", "[cli]") {

@@ -124,6 +124,27 @@ class WrappingFormatter : public CLI::Formatter {
   }
 };
 
+// A flag's help with the values it accepts, e.g. "transformer blocks (1 to 256)"; a help
+// that already states its interval ("in [0, 1)") is left as it is.
+std::string with_range(const std::string& help, double lo, double hi, bool lo_open, bool integer,
+                       const std::string& prefix = "") {
+  if (help.find("in [") != std::string::npos || help.find("in (") != std::string::npos) return help;
+  auto num = [&](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);  // 10, 0.5, 1e-05: shortest_decimal would write 1e+01
+    return integer ? std::to_string((long long)v) : std::string(text);
+  };
+  const bool no_top = hi >= 1e15;  // INT64_MAX or infinity: only the bottom is a rule worth reading
+  std::string range;
+  if (integer)
+    range = no_top ? "at least " + num(lo) : num(lo) + " to " + num(hi);
+  else if (no_top)
+    range = (lo_open ? "above " : "at least ") + num(lo);
+  else
+    range = std::string(lo_open ? "in (" : "in [") + num(lo) + ", " + num(hi) + "]";
+  return help + (help.empty() ? "" : " ") + "(" + prefix + range + ")";
+}
+
 }  // namespace
 
 int64_t flag_integer(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
@@ -202,6 +223,7 @@ struct FlagParser::Impl {
   std::vector<std::string> omitted;
   std::vector<std::pair<std::string, std::function<std::vector<std::string>(const std::string&)>>> implications;
   std::vector<std::pair<std::string, std::function<std::string()>>> infos;
+  std::vector<std::pair<std::string, std::string>> aliases;  // (older name, the flag it stands for)
   std::string group = "Options";  // the heading of the flags declared next
 
   Impl(std::string p, std::string s) : program(std::move(p)), summary(std::move(s)), app(summary, program) {
@@ -342,37 +364,37 @@ void FlagParser::group(const std::string& name) { impl_->group = name; }
 
 void FlagParser::integer(const std::string& flag, int64_t& target, int64_t lo, int64_t hi, const std::string& help,
                          FlagRole role) {
-  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), help, "INT");
+  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), with_range(help, lo, hi, false, true), "INT");
   e.store = [&target, flag, lo, hi](const std::string& v) { target = flag_integer(flag, v, lo, hi); };
 }
 
 void FlagParser::integer(const std::string& flag, int& target, int64_t lo, int64_t hi, const std::string& help,
                          FlagRole role) {
-  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), help, "INT");
+  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), with_range(help, lo, hi, false, true), "INT");
   e.store = [&target, flag, lo, hi](const std::string& v) { target = (int)flag_integer(flag, v, lo, hi); };
 }
 
 void FlagParser::integer(const std::string& flag, uint64_t& target, int64_t lo, int64_t hi, const std::string& help,
                          FlagRole role) {
-  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), help, "INT");
+  auto& e = impl_->add(flag, Kind::Integer, role, std::to_string(target), with_range(help, lo, hi, false, true), "INT");
   e.store = [&target, flag, lo, hi](const std::string& v) { target = (uint64_t)flag_integer(flag, v, lo, hi); };
 }
 
 void FlagParser::real(const std::string& flag, float& target, double lo, double hi, const std::string& help,
                       FlagRole role) {
-  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), help, "X");
+  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), with_range(help, lo, hi, false, false), "X");
   e.store = [&target, flag, lo, hi](const std::string& v) { target = (float)flag_real(flag, v, lo, hi, false); };
 }
 
 void FlagParser::real(const std::string& flag, double& target, double lo, double hi, const std::string& help,
                       FlagRole role) {
-  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), help, "X");
+  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), with_range(help, lo, hi, false, false), "X");
   e.store = [&target, flag, lo, hi](const std::string& v) { target = flag_real(flag, v, lo, hi, false); };
 }
 
 void FlagParser::positive(const std::string& flag, float& target, double hi, const std::string& help,
                           FlagRole role) {
-  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), help, "X");
+  auto& e = impl_->add(flag, Kind::Real, role, shortest_decimal(target), with_range(help, 0, hi, true, false), "X");
   e.store = [&target, flag, hi](const std::string& v) {
     // A double above 0 can still round to 0 in float (7e-62), which would pass "positive" and then divide by zero.
     const float x = (float)flag_real(flag, v, 0.0, hi, true);
@@ -431,7 +453,7 @@ void FlagParser::integer_list(const std::string& flag, std::vector<int64_t>& tar
                               const std::string& help, FlagRole role) {
   std::vector<std::string> items;
   for (int64_t v : target) items.push_back(std::to_string(v));
-  auto& e = impl_->add(flag, Kind::Text, role, join(items), help, "N,M,...");
+  auto& e = impl_->add(flag, Kind::Text, role, join(items), with_range(help, lo, hi, false, true, "each "), "N,M,...");
   e.store = [&target, flag, lo, hi](const std::string& v) {
     target.clear();
     for (const std::string& item : split_list(v)) target.push_back(flag_integer(flag, item, lo, hi));
@@ -452,6 +474,13 @@ void FlagParser::omit(const std::vector<std::string>& flags) {
 
 void FlagParser::check(std::function<void()> c) { impl_->checks.push_back(std::move(c)); }
 
+void FlagParser::alias(const std::string& flag, const std::string& older) {
+  Impl::Entry* e = impl_->find(flag);
+  NL_CHECK(e && !impl_->find(older), impl_->program, ": internal: alias ", older, " for ", flag);
+  impl_->aliases.emplace_back(older, flag);
+  if (e->option) e->option->description(e->option->get_description() + " (also " + older + ", its older name)");
+}
+
 void FlagParser::implies(const std::string& flag,
                          std::function<std::vector<std::string>(const std::string& value)> expand) {
   NL_CHECK(impl_->find(flag), impl_->program, ": internal: ", flag, " implies flags but was never declared");
@@ -469,8 +498,13 @@ bool FlagParser::parse(int argc, const char* const* argv) {
   return parse(args);
 }
 
-bool FlagParser::parse(const std::vector<std::string>& given_args) {
+bool FlagParser::parse(const std::vector<std::string>& as_given) {
   Impl& m = *impl_;
+  // an older name becomes the flag's own, alone or as --older=VALUE
+  std::vector<std::string> given_args = as_given;
+  for (std::string& a : given_args)
+    for (const auto& [older, flag] : m.aliases)
+      if (a == older || a.rfind(older + "=", 0) == 0) a = flag + a.substr(older.size());
   for (const std::string& a : given_args) {
     if (a == "--help" || a == "-h") {
       std::printf("%s", help().c_str());

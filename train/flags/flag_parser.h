@@ -91,6 +91,10 @@ class FlagParser {
   // program omits are left out of an expansion: the program sets them itself.
   // `expand` throws nl::Error naming the flag for a value it does not know.
   void implies(const std::string& flag, std::function<std::vector<std::string>(const std::string& value)> expand);
+  // `older` as another name of the declared `flag` (the same idea had other names in
+  // other programs: --runs, --variants for --arms): parse() reads it as `flag`, values()
+  // records `flag`, --help names both.
+  void alias(const std::string& flag, const std::string& older);
   // A flag that prints what `print` returns, as --help prints the help: parse() then
   // returns false (--list-recipes).
   void info(const std::string& flag, const std::string& help, std::function<std::string()> print);
