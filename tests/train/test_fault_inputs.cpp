@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -120,9 +121,10 @@ namespace {
 // train_gpt ARGS --out OUT with a checkpoint every step, sent SIGTERM 0.3 s after step 1's
 // checkpoint appears (inside step 2, or its evaluation): requires exit 143 and returns
 // how many seconds the program took to end after the signal, with its stderr in err.
-double stop_in_step_two(const std::string& args, const std::string& out, const FakeGptRun& f, std::string& err) {
-  const pid_t pid = spawn_program(kTrainGpt, split_args(args + " --checkpoint-every 1 --out " + out),
-                                  f.tmp.sub("out.txt"), f.tmp.sub("err.txt"));
+double stop_in_step_two(const std::string& program, const std::string& args, const std::string& out,
+                        const TempDir& tmp, std::string& err) {
+  const pid_t pid = spawn_program(program, split_args(args + " --checkpoint-every 1 --out " + out), tmp.sub("out.txt"),
+                                  tmp.sub("err.txt"));
   REQUIRE(pid > 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (!fs::exists(out + "/checkpoint.safetensors") && std::chrono::steady_clock::now() < deadline)
@@ -132,7 +134,7 @@ double stop_in_step_two(const std::string& args, const std::string& out, const F
   kill(pid, SIGTERM);
   const int status = wait_child(pid);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  err = read_bytes(f.tmp.sub("err.txt"));
+  err = read_bytes(tmp.sub("err.txt"));
   INFO("stderr: " << err << "ended " << seconds << " s after the signal");
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
@@ -147,7 +149,8 @@ TEST_CASE("fault inputs: a stop signal during a long evaluation is answered betw
   const std::string out = f.tmp.sub("run");
   // step 2 evaluates 20 000 batches (seconds of work)
   std::string err;
-  const double seconds = stop_in_step_two(f.tiny + " --steps 1000 --eval-every 2 --eval-batches 20000", out, f, err);
+  const double seconds =
+      stop_in_step_two(kTrainGpt, f.tiny + " --steps 1000 --eval-every 2 --eval-batches 20000", out, f.tmp, err);
   // before: it answered after the whole evaluation (10.4 s here; 6 min 42 s for
   // --eval-batches 100000 of the demo model), and step 2's row had its validation loss.
   // The time is reported, not asserted: under a sanitizer or a loaded machine it varies;
@@ -162,34 +165,57 @@ TEST_CASE("fault inputs: a stop signal during a long evaluation is answered betw
   CHECK(nl::load_safetensors(out + "/checkpoint.safetensors").metadata.at("step") == "2");
 }
 
+namespace {
+
+// PROGRAM RUN stopped by SIGTERM inside step 2: the checkpoint is step 1's, and the run
+// resumed from it draws the abandoned batch again, so its step 2 is the straight run's.
+void check_abandoned_step(const std::string& program, const std::string& run, const TempDir& tmp) {
+  const std::string out = tmp.sub("run"), straight = tmp.sub("straight");
+  std::string err;
+  const double seconds = stop_in_step_two(program, run, out, tmp, err);
+  // the time is reported, not asserted (a sanitizer build takes 4 s for what takes 0.6 here)
+  WARN("ended " << seconds << " s after the signal");
+  CHECK_THAT(err, Contains("checkpoint of step 1"));
+  REQUIRE(read_csv_rows(out + "/log.csv").size() == 2);
+  const RunResult resumed =
+      run_program(program, run + " --checkpoint-every 1 --resume --stop-after 2 --out " + out, tmp);
+  INFO("stderr: " << resumed.err);
+  REQUIRE(resumed.code == 0);
+  const RunResult direct = run_program(program, run + " --checkpoint-every 1 --stop-after 2 --out " + straight, tmp);
+  REQUIRE(direct.code == 0);
+  const auto a = read_csv_rows(out + "/log.csv"), b = read_csv_rows(straight + "/log.csv");
+  REQUIRE(a.size() == 3);
+  REQUIRE(b.size() == 3);
+  for (const char* name : {"train_loss", "grad_norm"}) {  // bit for bit, as the log writes them
+    const auto it = std::find(a[0].begin(), a[0].end(), name);
+    REQUIRE(it != a[0].end());
+    CHECK(a[2][(size_t)(it - a[0].begin())] == b[2][(size_t)(it - a[0].begin())]);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("fault inputs: a stop signal during a long training step abandons it; the resumed run is the same",
           "[fault][cli]") {
   REQUIRE(fs::exists(kTrainGpt));
   FakeGptRun f;
   // a step of seconds (a batch of 2048 windows of 64 bytes): the signal 0.3 s into step 2
-  // lands inside it, so the checkpoint is step 1's, not step 2's as it was when the step
-  // ran to its end
-  const std::string run = "--data " + f.data + " --layers 2 --dim 64 --heads 4 --seq 64 --batch 2048 --threads 1 "
-                          "--quiet --eval-every 1000 --eval-batches 1 --steps 100 --warmup 0";
-  const std::string out = f.tmp.sub("run"), straight = f.tmp.sub("straight");
-  std::string err;
-  const double seconds = stop_in_step_two(run, out, f, err);
-  // before: the step ran to its end (3.8 s after the signal here, and "checkpoint of step 2");
-  // the time is reported, not asserted (a sanitizer build takes 4 s for what takes 0.6 here)
-  WARN("ended " << seconds << " s after the signal");
-  CHECK_THAT(err, Contains("checkpoint of step 1"));
-  REQUIRE(read_csv_rows(out + "/log.csv").size() == 2);
-  // resumed, step 2 draws the batch it abandoned: its row is the straight run's, bit for bit
-  const RunResult resumed =
-      run_program(kTrainGpt, run + " --checkpoint-every 1 --resume --stop-after 2 --out " + out, f.tmp);
-  INFO("stderr: " << resumed.err);
-  REQUIRE(resumed.code == 0);
-  const RunResult direct =
-      run_program(kTrainGpt, run + " --checkpoint-every 1 --stop-after 2 --out " + straight, f.tmp);
-  REQUIRE(direct.code == 0);
-  const auto a = read_csv_rows(out + "/log.csv"), b = read_csv_rows(straight + "/log.csv");
-  REQUIRE(a.size() == 3);
-  REQUIRE(b.size() == 3);
-  CHECK(a[2][1] == b[2][1]);  // step 2's training loss
-  CHECK(a[2][4] == b[2][4]);  // and gradient norm
+  // lands inside it. Before, the step ran to its end (3.8 s after the signal here) and
+  // the checkpoint was step 2's.
+  check_abandoned_step(kTrainGpt,
+                       "--data " + f.data + " --layers 2 --dim 64 --heads 4 --seq 64 --batch 2048 --threads 1 "
+                       "--quiet --eval-every 1000 --eval-batches 1 --steps 100 --warmup 0",
+                       f.tmp);
+}
+
+TEST_CASE("fault inputs: a stop signal during a long ViT step abandons it; the resumed run is the same",
+          "[fault][cli]") {
+  REQUIRE(fs::exists(kTrainVit));
+  FakeVitRun f;
+  // a step of about a second (4096 images of 49 patches). Before, train_vit finished the
+  // step (its batcher could not be put back) and wrote step 2's checkpoint.
+  check_abandoned_step(kTrainVit,
+                       "--data " + f.data + " --val-size 40 --layers 2 --dim 64 --heads 4 --patch 4 --batch 4096 "
+                       "--threads 1 --quiet --eval-every 1000 --eval-batch 16 --steps 100 --warmup 0",
+                       f.tmp);
 }

@@ -41,7 +41,7 @@ class TrainTask {
   // Whether next_batch can be undone by putting back the generator it had before
   // (resume_batches(0, 0, before)); the loop then lets a stop signal abandon a step in
   // its forward or backward pass (autograd/interrupt.h). The GPT's batches are the
-  // generator's draws; the ViT's batcher holds more state than its generator.
+  // generator's draws; the ViT replays its batcher from the start.
   virtual bool batches_rewind() const { return false; }
   // State beyond parameters and optimizer that an exact resume needs, as checkpoint
   // metadata (the dropout generator, BHyT's c_attn caches).

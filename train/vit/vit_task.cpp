@@ -77,8 +77,13 @@ std::string ViTTask::model_description() const { return describe_vit(c_.model); 
 
 Var ViTTask::loss(const Tensor& x, const Tensor& y) { return model_->loss(Var(x.to(device_)), y.to(device_)); }
 
-// The batch order is replayed from the seed; it must land where the checkpoint says.
+// The batch order is replayed from the seed, by a batcher started afresh, so that this
+// also undoes a batch drawn for a step a stop signal abandoned (batches_rewind): the
+// batcher's epoch order and position are state its generator alone does not hold. It
+// must land where the checkpoint says. Skipping draws no pixels: 5000 steps of 128
+// images replay in milliseconds.
 void ViTTask::resume_batches(int64_t step, int64_t batch, const Generator& saved) {
+  batcher_ = std::make_unique<ImageBatcher>(data_.train, data_.mean, data_.std, c_.augment, c_.seed + 1);
   for (int64_t s = 0; s < step; ++s) batcher_->skip(batch);
   NL_CHECK(saved.state() == batcher_->generator().state(), "--resume: the checkpoint in ", c_.out_dir,
            " was written with another data order (a different --seed, --batch, --val-size or augmentation?)");

@@ -45,6 +45,7 @@ class ViTTask : public TrainTask {
   Var loss(const Tensor& x, const Tensor& y) override;
   const Generator& batch_generator() const override { return batcher_->generator(); }
   void resume_batches(int64_t step, int64_t batch, const Generator& saved) override;
+  bool batches_rewind() const override { return true; }  // resume_batches replays from a fresh batcher
   std::string data_fingerprint() const override { return nl::data_fingerprint(data_.bytes, data_.crc32); }
   std::vector<std::string> step_columns() const override { return {"epoch"}; }
   std::vector<double> step_values(int64_t steps_done, int64_t batch) const override;
