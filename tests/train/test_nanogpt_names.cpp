@@ -177,6 +177,22 @@ TEST_CASE("convert_nanogpt: a nanoGPT file to normlab's names and back is the sa
   // the normlab file describes its model, so it loads as a GPT of those sizes
   const LoadedGPT loaded = load_gpt(s.tmp.sub("ours.safetensors"), "--in");
   CHECK(describe_gpt(loaded.model->config) == describe_gpt(tiny_config()));
+
+  // bias=False, 4 layers of width 32: a file of weights alone, 5.6 KB short of what a model
+  // with biases would take, loads as what it is
+  GPTConfig c;
+  c.layers = 4, c.dim = 32, c.heads = 4, c.context = 8, c.bias = c.norm.bias = false;
+  Generator gen(3);
+  GPT plain(c, gen);
+  NamedTensors ours;
+  for (const auto& [name, p] : plain.named_parameters()) ours[name] = p.value();
+  const NamedTensors nano_plain = to_nanogpt(ours, c, "test");
+  save_safetensors(s.files.sub("plain.safetensors"), nano_plain);
+  const std::string converted = s.tmp.sub("p.safetensors"), back = s.tmp.sub("p_back.safetensors");
+  s.converts("--to normlab --heads 4 --in " + s.files.sub("plain.safetensors") + " --out " + converted);
+  CHECK(describe_gpt(load_gpt(converted, "--in").model->config) == describe_gpt(c));
+  s.converts("--to nanogpt --in " + converted + " --out " + back);
+  expect_same(load_safetensors(back).tensors, nano_plain);
 }
 
 TEST_CASE("convert_nanogpt: a PyTorch nanoGPT-architecture GPT gives its logits in normlab", "[cli]") {
@@ -247,6 +263,18 @@ TEST_CASE("convert_nanogpt: what does not map is refused, naming it", "[cli]") {
   write_bytes(s.files.sub("out.safetensors"), "x");
   s.refused(to_normlab + nano + out, {"--out", "exists"});
   fs::remove(s.files.sub("out.safetensors"));
+
+  // a converted file whose description claims 64 layers is refused before any model is built
+  const std::string ours = s.files.sub("ours.safetensors");
+  s.converts(to_normlab + nano + " --out " + ours);
+  resign(ours, [](SafetensorsFile& file) {
+    GPTConfig big = tiny_config();
+    big.layers = 64;
+    file.metadata["model"] = describe_gpt(big);
+  });
+  expect_refused(build_dir() + "/sample_gpt", "--threads 1 --in " + ours, s.files.path.string(),
+                 {"64 layers", "more than the file holds"}, s.tmp);
+  fs::remove(ours);
 
   FakeGptRun f;
   const std::string rms = f.train("rms", "--norm rms"), untied = f.train("untied", "--tied-head off"),
