@@ -206,20 +206,25 @@ inline std::vector<RefCase> parse_reference(std::istream& in, const std::string&
   return cases;
 }
 
-// Loads tests/reference/<name> (or any other path given with a '/'), looked up from the
-// working directory and up to four directories above it: the tests run from the
+// The path of tests/reference/<name> (or any other path given with a '/'), looked up from
+// the working directory and up to four directories above it: the tests run from the
 // repository root, but a binary started from build/release still finds its files.
-inline std::vector<RefCase> load_reference(const std::string& name) {
+inline std::string reference_path(const std::string& name) {
   const std::string rel = name.find('/') == std::string::npos ? "tests/reference/" + name : name;
   const int levels = rel.front() == '/' ? 0 : 4;
   std::string prefix;
-  for (int up = 0; up <= levels; ++up, prefix += "../") {
-    std::ifstream in(prefix + rel);
-    if (in) return parse_reference(in, prefix + rel);
-  }
+  for (int up = 0; up <= levels; ++up, prefix += "../")
+    if (std::ifstream(prefix + rel)) return prefix + rel;
   fail("reference file ", rel,
        " not found (looked in the working directory and 4 levels above; run the tests from the "
        "repository root, and generate the files with scripts/make_reference.py)");
+}
+
+// Loads a reference file (reference_path finds it).
+inline std::vector<RefCase> load_reference(const std::string& name) {
+  const std::string path = reference_path(name);
+  std::ifstream in(path);
+  return parse_reference(in, path);
 }
 
 }  // namespace nl::test

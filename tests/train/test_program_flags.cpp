@@ -69,8 +69,8 @@ TEST_CASE("program flags: every program in apps/ refuses bad flags with exit 2, 
     if (lists("--reuse"))
       bad.emplace_back("--reuse" + (lists("--doc") ? " --doc " + tmp.sub("report.md") : std::string()), "--reuse");
     // the ones every program that computes on tensors has: a program without them would be missed
-    // (what_reproduces only reads results files and writes a table)
-    const bool computes = name != "what_reproduces";
+    // (what_reproduces only reads results files and writes a table, convert_nanogpt only renames tensors)
+    const bool computes = name != "what_reproduces" && name != "convert_nanogpt";
     if (computes && name != "fold_ln") CHECK(lists("--seed") + lists("--seeds") >= 1);
     if (computes) CHECK(lists("--threads"));
     const std::string out_flag = lists("--out") ? " --out " + out : "";
