@@ -1,7 +1,8 @@
 // Tests of the training loop's pieces (train/loop/): one LogRow that log.csv and the
-// progress line both format, and RunFiles, which reads a logged figure back by its
-// column's name. The loop as a whole is tested by running it (test_resume.cpp,
-// test_extend.cpp, test_determinism.cpp).
+// progress line both format; RunFiles, which reads a logged figure back by its column's
+// name; the refusals of Resume that no other test reaches. The loop as a whole is tested
+// by running it (test_resume.cpp, test_resume_recipe.cpp, test_extend.cpp,
+// test_determinism.cpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "tensor/error.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"
 #include "train/loop/log_row.h"
 #include "train/loop/run_files.h"
 
@@ -103,4 +105,16 @@ TEST_CASE("loop: RunFiles refuses another run's folder before writing, and a ran
   follower.log(row_at(1));
   follower.write_result({{"steps", 1}});
   CHECK_FALSE(std::filesystem::exists(other));
+}
+
+TEST_CASE("loop: Resume refuses a checkpoint that records no config, or a config that is not JSON", "[loop][cli]") {
+  nl::test::FakeGptRun f;
+  const std::string run = f.train("run", "--stop-after 2");
+  const std::string ckpt = run + "/checkpoint.safetensors";
+  nl::test::resign(ckpt, [](nl::SafetensorsFile& file) { file.metadata["config"] = "{\"steps\": 4,"; });
+  nl::test::expect_refused(nl::test::kTrainGpt, f.tiny + " --resume --out " + run, run,
+                           {"--resume: the config recorded in " + ckpt, "is not valid JSON"}, f.tmp);
+  nl::test::resign(ckpt, [](nl::SafetensorsFile& file) { file.metadata.erase("config"); });
+  nl::test::expect_refused(nl::test::kTrainGpt, f.tiny + " --resume --out " + run, run,
+                           {"--resume: checkpoint " + ckpt, "records no config"}, f.tmp);
 }
