@@ -1,4 +1,4 @@
-// Tests of split_list (train/flags/flag_parser.h), which every list flag (--norms, --configs,
+// Tests of split_list (train/io/text_fields.h), which every list flag (--norms, --configs,
 // --threads, ...) goes through.
 #include <catch2/catch.hpp>
 

@@ -165,15 +165,6 @@ double flag_real(const std::string& flag, const std::string& v, double lo, doubl
   return x;
 }
 
-std::vector<std::string> split_list(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::vector<std::string> flags_from_values(const nlohmann::ordered_json& values, const std::vector<std::string>& skip) {
   std::vector<std::string> out;
   for (const auto& [key, value] : values.items()) {
@@ -189,20 +180,6 @@ std::vector<std::string> flags_from_values(const nlohmann::ordered_json& values,
     out.push_back(value.is_string() ? value.get<std::string>() : value.dump());
   }
   return out;
-}
-
-std::string flag_key(const std::string& flag) {
-  std::string key = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
-  for (char& c : key)
-    if (c == '-') c = '_';
-  return key;
-}
-
-std::string flag_of_key(const std::string& key) {
-  std::string flag = "--" + key;
-  for (char& c : flag)
-    if (c == '_') c = '-';
-  return flag;
 }
 
 struct FlagParser::Impl {

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "train/io/text_fields.h"  // split_list, flag_key: the flags' lists and names
+
 namespace nl {
 
 // What a flag is to a run, for config.json and for --resume (train/loop/trainer.h):
@@ -142,12 +144,5 @@ double flag_real(const std::string& flag, const std::string& text, double lo, do
 // "program" and the keys in `skip` left out: {"--lr", "0.001", "--flip", ...}.
 std::vector<std::string> flags_from_values(const nlohmann::ordered_json& values,
                                            const std::vector<std::string>& skip = {});
-
-// "a,b,,c" -> {"a", "b", "c"}: a list flag's items (empty items dropped).
-std::vector<std::string> split_list(const std::string& s, char sep = ',');
-
-// "min_lr" <-> "--min-lr": how values() names a flag.
-std::string flag_key(const std::string& flag);
-std::string flag_of_key(const std::string& key);
 
 }  // namespace nl

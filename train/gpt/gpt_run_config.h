@@ -4,9 +4,11 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "nn/gpt.h"
 #include "train/loop/train_config.h"
+#include "train/safety/limits.h"
 
 namespace nl {
 
@@ -23,5 +25,11 @@ struct GPTRunConfig : TrainConfig {
   int64_t top_k = 40;
   GPTRunConfig() { out_dir = "runs/gpt"; }
 };
+
+// What a run with these settings holds in memory (train/safety/limits.h): the model's
+// state (parameters, gradients, moments), --batch (what the backward keeps), the fixed
+// validation batches and their forward, the text read whole, and the files --resume and
+// --init-from read whole.
+std::vector<MemoryTerm> gpt_run_memory(const GPTRunConfig& c);
 
 }  // namespace nl

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tensor/error.h"
-#include "train/flags/flag_parser.h"
 #include "train/io/files.h"
+#include "train/io/text_fields.h"
 
 namespace nl {
 namespace fs = std::filesystem;

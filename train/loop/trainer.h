@@ -1,20 +1,24 @@
 // The training loop: the one every program that trains goes through (train_gpt and
 // train_vit through their tasks, the studies through those programs, bench_gpt and the
-// speed sections through train_step). Per step: the learning rate of the warmup +
-// cosine schedule, the task's next batch (this rank's rows of it), train_step, the
-// evaluation every eval_every steps and at the last one, a row of log.csv, the progress
-// line with its ETA, the observers, a checkpoint when due or when a stop signal came.
-// Around the steps: the run folder's rules (train/io/run_dir.h: a fresh run never
-// writes into another run's folder, --overwrite replaces one), start from --init-from's
-// weights, resume from DIR/checkpoint.safetensors (its recipe and data must be this
-// run's; bit-identical to a run that never stopped), checkpoints kept K deep, the
-// non-finite guard, SIGINT/SIGTERM (held for the end of a step from the first write to
-// the end's checkpoint; train/safety/stop_signals.h), data-parallel ranks
+// speed sections through train_step). train() reads in one screen; per step:
+//   lr (warmup + cosine; past `steps`, with --extend-to, the last step's, held flat)
+//   -> the task's next batch (this rank's rows of it) -> train_step
+//   -> the evaluation every eval_every steps and at the last -> a LogRow, written to
+//   log.csv and shown as the progress line (log_row.h) -> the observers
+//   -> a checkpoint when due or when a stop signal came (run_checkpoints.h).
+// Around the steps, each in its own file of train/loop/:
+//   run_files.h     the folder's rules (a fresh run never writes into another run's
+//                   folder, --overwrite replaces one, one writer per folder),
+//                   config.json, log.csv, result.json, figures read back by column name
+//   resume.h        --resume: the checkpoint's recipe and data must be this run's; the
+//                   step it returns starts a run bit-identical to one that never stopped
+//   step_timer.h    the steps' clocks and the thread policy they drive
+// and the non-finite guard, SIGINT/SIGTERM (held for the end of a step from the first
+// write to the end's checkpoint; train/safety/stop_signals.h), data-parallel ranks
 // (train/safety/distributed.h), and at the end of the schedule the task's own files and
 // result.json. A resumed run with no step left takes its last figures from its log (its
-// throughput from result.json), and keeps a result.json that is already there. With
-// --extend-to the run goes on past the schedule's `steps` at the lr of its last step. Files written to config.out_dir
-// (by the lead rank), none before every check has passed:
+// throughput from result.json), and keeps a result.json that is already there. Files
+// written to config.out_dir (by the lead rank), none before every check has passed:
 //   config.json    config.config_json
 //   log.csv        step, the task's step columns, train_loss, its evaluation columns,
 //                  lr, grad_norm, <unit>_per_s, its measurement columns

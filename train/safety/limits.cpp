@@ -11,9 +11,7 @@
 #include <mutex>
 
 #include "tensor/error.h"
-#include "train/gpt/gpt_run_config.h"
 #include "train/safety/distributed.h"
-#include "train/vit/vit_run_config.h"
 
 namespace nl {
 namespace fs = std::filesystem;
@@ -104,62 +102,20 @@ double folder_bytes(const std::string& dir) {
   return sum;
 }
 
-namespace {
-
-std::string model_flags(const char* arch, int64_t layers, int64_t dim, int64_t heads, const std::string& last) {
-  return std::string("the ") + arch + "'s parameters, gradients and AdamW moments (--layers " + std::to_string(layers) +
-         " --dim " + std::to_string(dim) + " --heads " + std::to_string(heads) + last + ")";
+std::string model_memory_what(int64_t layers, int64_t dim, int64_t heads, const std::string& last) {
+  return "the model's parameters, gradients and AdamW moments (--layers " + std::to_string(layers) + " --dim " +
+         std::to_string(dim) + " --heads " + std::to_string(heads) + last + ")";
 }
 
-// The rows of the global batch this rank trains on.
 int64_t shard_rows(int64_t batch) { return std::max<int64_t>(1, batch / std::max(1, dist::world_size())); }
 
-void add_run_files(std::vector<MemoryTerm>& terms, const TrainConfig& c) {
-  if (c.resume) {
-    const std::string ckpt = c.out_dir + "/checkpoint.safetensors";
+void add_start_files(std::vector<MemoryTerm>& terms, bool resume, const std::string& out_dir,
+                     const std::string& init_from) {
+  if (resume) {
+    const std::string ckpt = out_dir + "/checkpoint.safetensors";
     terms.push_back({"--resume " + ckpt + " (read whole)", file_bytes(ckpt)});
   }
-  if (!c.init_from.empty()) terms.push_back({"--init-from " + c.init_from + " (read whole)", file_bytes(c.init_from)});
-}
-
-}  // namespace
-
-std::vector<MemoryTerm> gpt_run_memory(const GPTRunConfig& c) {
-  const GPTConfig& m = c.model;
-  const double T = (double)m.context;
-  std::vector<MemoryTerm> terms = {
-      {model_flags("model", m.layers, m.dim, m.heads, " --seq " + std::to_string(m.context)),
-       kStateBytesPerParameter * gpt_parameters(m)},
-      {"--batch " + std::to_string(c.batch) + " (what the backward pass keeps)",
-       gpt_forward_bytes(m, shard_rows(c.batch), true) + 8.0 * (double)c.batch * T},
-      // each batch two int32 tensors, and their bookkeeping
-      {"--eval-batches " + std::to_string(c.eval_batches) + " (the fixed validation batches of " +
-           std::to_string(c.eval_batch_size) + " sequences, and their forward)",
-       (double)c.eval_batches * (8.0 * (double)c.eval_batch_size * T + 512.0) +
-           gpt_forward_bytes(m, c.eval_batch_size, false)},
-      // the text, its train and validation split, the batcher's copy of the training text
-      {"--data " + c.data_dir + " (the text, read whole)", 3.0 * folder_bytes(c.data_dir)},
-  };
-  add_run_files(terms, c);
-  return terms;
-}
-
-std::vector<MemoryTerm> vit_run_memory(const ViTRunConfig& c) {
-  const ViTConfig& m = c.model;
-  const double image = (double)(m.channels * m.image * m.image);
-  // the 70 000 images as read, and the splits cut from them
-  const double data = 2.0 * 70000.0 * (image + 1.0);
-  std::vector<MemoryTerm> terms = {
-      {model_flags("model", m.layers, m.dim, m.heads, " --patch " + std::to_string(m.patch)),
-       kStateBytesPerParameter * vit_parameters(m)},
-      {"--batch " + std::to_string(c.batch) + " (what the backward pass keeps)",
-       vit_forward_bytes(m, shard_rows(c.batch), true) + 4.0 * (double)c.batch * (image + 1.0)},
-      {"--eval-batch " + std::to_string(c.eval_batch) + " (the evaluation's forward)",
-       vit_forward_bytes(m, c.eval_batch, false)},
-      {"--data " + c.data_dir + " (Fashion-MNIST, read whole)", data},
-  };
-  add_run_files(terms, c);
-  return terms;
+  if (!init_from.empty()) terms.push_back({"--init-from " + init_from + " (read whole)", file_bytes(init_from)});
 }
 
 MemoryBound memory_bound() {

@@ -42,13 +42,15 @@ double gpt_forward_bytes(const GPTConfig& m, int64_t rows, bool training);
 double vit_parameters(const ViTConfig& m);
 double vit_forward_bytes(const ViTConfig& m, int64_t rows, bool training);
 
-struct GPTRunConfig;
-struct ViTRunConfig;
-// The terms of one training run: the model's state (parameters, gradients, moments),
-// --batch (what the backward keeps), the evaluation (--eval-batches / --eval-batch), the
-// data read whole, and the files --resume and --init-from read whole.
-std::vector<MemoryTerm> gpt_run_memory(const GPTRunConfig& c);
-std::vector<MemoryTerm> vit_run_memory(const ViTRunConfig& c);
+// The pieces of a training run's terms, which each model's run adds up (gpt_run_memory in
+// train/gpt/gpt_run_config.h, vit_run_memory in train/vit/vit_run_config.h): the model's
+// state, named by its flags ("the model's parameters, gradients and AdamW moments
+// (--layers 4 --dim 128 --heads 4 --seq 64)"); the rows of the global batch this rank
+// trains on; the files --resume and --init-from read whole.
+std::string model_memory_what(int64_t layers, int64_t dim, int64_t heads, const std::string& last);
+int64_t shard_rows(int64_t batch);
+void add_start_files(std::vector<MemoryTerm>& terms, bool resume, const std::string& out_dir,
+                     const std::string& init_from);
 
 // The size of a file that will be read whole (0 when there is none: that error comes
 // when it is read).

@@ -4,10 +4,12 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "nn/vit.h"
 #include "train/data/fashion_mnist.h"
 #include "train/loop/train_config.h"
+#include "train/safety/limits.h"
 
 namespace nl {
 
@@ -26,5 +28,10 @@ struct ViTRunConfig : TrainConfig {
     out_dir = "runs/vit";
   }
 };
+
+// What a run with these settings holds in memory (train/safety/limits.h): the model's
+// state, --batch (what the backward keeps), the evaluation's forward, Fashion-MNIST read
+// whole, and the files --resume and --init-from read whole.
+std::vector<MemoryTerm> vit_run_memory(const ViTRunConfig& c);
 
 }  // namespace nl
