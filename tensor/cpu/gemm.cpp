@@ -89,7 +89,7 @@ GemmTile gemm_tile(int64_t m, int64_t n, int64_t k) {
   return whole;
 }
 
-void sgemm_tiled(const Gemm* products, int64_t count) {
+void sgemm_tiled(const Gemm* products, int64_t count, const GemmEpilogue& epilogue) {
   if (count <= 0) return;
   const Gemm& shape = products[0];
   for (int64_t p = 1; p < count; ++p)
@@ -112,6 +112,7 @@ void sgemm_tiled(const Gemm* products, int64_t count) {
     part.b = g.trans_b == CblasNoTrans ? g.b + j0 : g.b + j0 * g.ldb;
     part.c = g.c + i0 * g.ldc + j0;
     on_one_thread([&] { sgemm_packed(part); });
+    if (epilogue) epilogue(part, i0, j0);
   }
 }
 
