@@ -19,7 +19,9 @@
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
 #          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
-#          NCCL: docs/distributed.md),
+#          NCCL: docs/distributed.md), GEMM=onednn (the products' tiles through oneDNN's
+#          sgemm instead of OpenBLAS's, build/release-onednn; needs libdnnl-dev:
+#          scripts/install-deps.sh gemm-libs; docs/performance.md, "Fused epilogues"),
 #          THREADS=N for demo/bench, OPENBLAS_DIR=dir (OpenBLAS and Catch2 unpacked from
 #          .deb files, for machines without them: scripts/gpu-check.sh).
 
@@ -111,6 +113,11 @@ endif
 ifeq ($(MPI),1)
   BUILD := $(BUILD)-mpi
 endif
+ifeq ($(GEMM),onednn)
+  BUILD := $(BUILD)-onednn
+else ifneq ($(filter-out openblas,$(GEMM)),)
+  $(error GEMM=$(GEMM): choose openblas (the default) or onednn)
+endif
 
 # -fno-math-errno: no C errno from sqrt and the like (nothing here reads it), so that a
 # loop with a square root can be vectorised (AdamW's was scalar); values do not change
@@ -153,6 +160,12 @@ ifeq ($(CUDA),1)
 else
   LIB_SRCS += tensor/cuda/stub.cpp
 endif
+# GEMM=onednn: tensor/cpu/gemm.cpp hands each tile to oneDNN's sgemm (one thread per tile,
+# as OpenBLAS's); OpenBLAS stays linked for everything else (attention's tiles, LAPACK)
+ifeq ($(GEMM),onednn)
+  VARIANT_CXXFLAGS += -DNL_GEMM_ONEDNN
+  LDLIBS += -ldnnl
+endif
 # MPI=1: OpenMPI's compile and link flags as its wrapper compiler reports them (only
 # train/safety/distributed.cpp uses them); with CUDA=1 also NCCL for the device buffers.
 ifeq ($(MPI),1)
@@ -169,13 +182,13 @@ ifeq ($(MPI),1)
     LDLIBS += -lnccl
   endif
 endif
-# A CUDA=1 or MPI=1 build compiles in its own folder only the sources that name one of
-# the macros it sets (today train/safety/distributed.cpp) and takes every other library
+# A CUDA=1, MPI=1 or GEMM=onednn build compiles in its own folder only the sources that name one of
+# the macros it sets (today train/safety/distributed.cpp, tensor/cpu/gemm.cpp) and takes every other library
 # object from the plain build's folder, where the same compiler and flags make the same
 # object: `make MPI=1` after `make` compiles one file, and CI's CUDA check compiles the
 # .cu files, not the library again. Should a header ever test one of the macros, every
 # source is compiled per build again.
-VARIANT_MACROS := NL_CUDA|NL_MPI|NL_NCCL
+VARIANT_MACROS := NL_CUDA|NL_MPI|NL_NCCL|NL_GEMM_ONEDNN
 ifneq ($(BUILD),$(BASE_BUILD))
   ifeq ($(shell grep -rlE '$(VARIANT_MACROS)' --include=*.h tensor autograd nn train studies 2>/dev/null),)
     VARIANT_SRCS := $(shell grep -lE '$(VARIANT_MACROS)' $(LIB_SRCS) 2>/dev/null)
@@ -249,7 +262,7 @@ TEST_BIN := $(BUILD)/run_tests
 all: info $(LIB) $(CLIS) $(TEST_BIN)
 
 info:
-	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)$(if $(OPENBLAS_DIR), from $(OPENBLAS_DIR))  OpenMP: $(or $(HAVE_OPENMP),no) ($(if $(OPENBLAS_OMP),OpenMP,pthread) OpenBLAS)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)$(if $(filter 1,$(CUDA)), GPU_ARCH=$(GPU_ARCH))  MPI=$(or $(MPI),0)"
+	@echo "normlab build: $(BUILD)  |  OpenBLAS: $(or $(HAVE_OPENBLAS),MISSING)$(if $(OPENBLAS_DIR), from $(OPENBLAS_DIR))  OpenMP: $(or $(HAVE_OPENMP),no) ($(if $(OPENBLAS_OMP),OpenMP,pthread) OpenBLAS)  march: $(or $(MARCH),generic)  nvcc: $(or $(NVCC),none)  CUDA=$(or $(CUDA),0)$(if $(filter 1,$(CUDA)), GPU_ARCH=$(GPU_ARCH))  MPI=$(or $(MPI),0)  GEMM=$(or $(GEMM),openblas)"
 
 deps:
 	@bash scripts/install-deps.sh

@@ -1,5 +1,5 @@
 // Differentiable ops on Vars. Each is defined in the file of its family
-// (autograd/elementwise.cpp, reduce.cpp, matmul.cpp, shape.cpp, softmax.cpp, attention.cpp,
+// (autograd/elementwise.cpp, reduce.cpp, matmul.cpp, linear.cpp, shape.cpp, softmax.cpp, attention.cpp,
 // loss.cpp, embedding.cpp, norms.cpp) with its forward and, beside it, its backward and the
 // derivative written in a comment. The numeric work is done by the kernels of tensor/ops.h.
 #pragma once
@@ -56,6 +56,11 @@ Var attention_qkv(const Var& qkv, int64_t heads, float scale, bool causal);
 
 // ---- matrix product (batched, broadcast, optional transposes)
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+
+// ---- a linear layer, one op: act(x W^T + b), x (M, K), W (N, K), b (N) or undefined for
+// none; the bias and the GELU fused into the product (tensor/ops.h, linear_forward). With
+// neither it is matmul(x, W, false, true).
+Var linear(const Var& x, const Var& w, const Var& b, Activation act = Activation::None);
 
 // ---- views and joins
 Var reshape(const Var& x, const Shape& shape);

@@ -93,8 +93,8 @@ MLP::MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj, const s
 // swiglu: y = proj(silu(g) * u), [g, u] = fc(x); the gradients reach g through
 // silu'(g) = s(g) (1 + g (1 - s(g))) times u, and u through silu(g) (autograd/elementwise.cpp).
 Var MLP::forward(const Var& x) const {
+  if (kind == "gelu") return proj->forward(fc->forward(x, Activation::Gelu));  // bias + GELU fused into fc
   Var a = fc->forward(x);
-  if (kind == "gelu") return proj->forward(ag::gelu(a));
   const int64_t axis = a.dim() - 1;
   Var gate = ag::slice(a, axis, 0, hidden), up = ag::slice(a, axis, hidden, 2 * hidden);
   return proj->forward(ag::mul(ag::silu(gate), up));

@@ -168,6 +168,9 @@ MatmulLayout matmul_layout(const VarImpl* out) {
 
 bool known(const std::set<std::string>& ops, const std::string& op) { return ops.count(op) > 0; }
 
+// A recorded ag::linear stores {has bias, has GELU} in its attrs.
+bool linear_has_gelu(const VarImpl* out) { return out->node->attrs.size() == 2 && out->node->attrs[1] != 0.0f; }
+
 const std::set<std::string> kElementwise = {"gelu", "relu", "silu", "tanh", "erf", "exp", "log", "sqrt",
                                             "rsqrt", "abs", "pow_scalar", "add_scalar"};
 
@@ -361,7 +364,8 @@ Rule Analysis::rule(VarImpl* t, int a) {
     c.target = owner_.at(t);
     c.axis = a;
     c.name = name;
-    for (const Use& u : uses_[t]) c.linear_weight |= u.out->node->op == "matmul" && u.slot == 1;
+    for (const Use& u : uses_[t])
+      c.linear_weight |= (u.out->node->op == "matmul" || u.out->node->op == "linear") && u.slot == 1;
     r.done = true;
     r.verdict.status = ZeroMean::IfCentred;
     r.verdict.needs = {c};
@@ -449,6 +453,16 @@ Rule Analysis::rule(VarImpl* t, int a) {
     if (b_const && !a_const) return child(A, kA);
     if (a_const && !b_const) return child(B, kB);
     return broken(t, "both operands vary along this batch axis");
+  }
+  if (op == "linear") {  // act(x W^T + b): as matmul(x, W, false, true), then add(b), then the GELU if any
+    if (linear_has_gelu(t)) return broken(t, "an elementwise non-linearity (the GELU in the linear's epilogue)");
+    if (a == rank - 1) {  // rows of W^T zero-mean, and b
+      for (size_t i = 1; i < ins.size(); ++i) r.children.push_back({ins[i].get(), 0});
+      return r;
+    }
+    if (ins.size() > 2)
+      return broken(t, "one term (" + describe(ins[2].get()) + ") is broadcast along the axis: a per-token constant");
+    return child(ins[0].get(), 0);  // columns of x zero-mean
   }
   if (op == "attention") {  // out = P v per head, rows of P summing to 1: as matmul(P, v)
     if (a == rank - 1) return child(ins[2].get(), rank_of(ins[2].get()) - 1);
@@ -578,6 +592,14 @@ Step Analysis::carry(const Use& use, VarImpl* t, int k) {
       if (ko < 0 || shape_of(other)[ko] == 1) return to(k + r - rt);
     }
     return block("the shift enters the matmul along its contracted axis");
+  }
+  if (op == "linear") {  // act(x W^T + b), x (M, K), W (N, K), b (N)
+    if (ins[0] == ins[1]) return block("a linear that cannot be followed");
+    if (linear_has_gelu(out)) return block("the GELU in the linear's epilogue does not ignore this shift");
+    if (use.slot == 1 && k == 0) return to(r - 1);  // W's columns += c: out += (x c) 1^T
+    if (use.slot == 0 && k == 0) return to(r - 2);  // x's columns += c: out += 1 (W c)^T
+    if (use.slot == 2) return to(r - 1);            // b += c
+    return block("the shift enters the product along its contracted axis");
   }
   if (op == "embedding" && k == 1) return to(r - 1);  // a shifted table row shifts its tokens
   return block("it does not ignore this shift");

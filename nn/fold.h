@@ -14,7 +14,9 @@
 //               with a = 0, its bias with a = 0);
 //   linear      matmul: along the output's last axis, C = op(A) op(B) is zero-mean when
 //               every row of op(B) is (sum_j C_ij = sum_k A_ik sum_j B_kj), for any A;
-//               along the rows, when op(A)'s columns are. A parameter leaf that must be
+//               along the rows, when op(A)'s columns are. A Linear layer's fused op
+//               (ag::linear: x W^T + b) is that matmul followed by the add of its bias;
+//               with a GELU in its epilogue it breaks zero-mean. A parameter leaf that must be
 //               zero-mean is *regulable*: centring it along that axis makes it so. For
 //               a weight read by matmul this is CBWC; for a bias it is b - mean(b);
 //   preserving  add/sub of zero-mean terms (a term broadcast along the axis is a
@@ -45,7 +47,7 @@
 // declares ignores_shift: layer_norm; softmax, log_softmax, cross_entropy along their
 // last axis; an explicit centring), passing only
 // through ops that carry it (add, sub, scalars, views, a matmul whose B it shifts along
-// op(B)'s rows). If it reaches the output or any other op (a GELU, attention's q/k/v
+// op(B)'s rows, a linear without a GELU likewise). If it reaches the output or any other op (a GELU, attention's q/k/v
 // projection, a second use of a tied weight), the fold would change the model's outputs
 // and the norm is reported as not foldable, naming that op. Applying the union of the
 // changes of all foldable norms then leaves every output unchanged, and each folded

@@ -21,15 +21,15 @@ Var Linear::effective_bias() const {
   return ag::sub(bias, ag::mean(bias, {0}, true));
 }
 
-Var Linear::forward(const Var& x) const {
+Var Linear::forward(const Var& x, Activation act) const {
   NL_CHECK(x.dim() >= 1 && x.shape().back() == in_features, "Linear: input ", describe(x.value()),
            " does not end in ", in_features, " features");
   Shape out_shape = x.shape();
   out_shape.back() = out_features;
   // fold all leading dims into rows: one sgemm for the whole batch
   Var rows = ag::reshape(x, {-1, in_features});
-  Var y = ag::matmul(rows, effective_weight(), false, true);
-  if (bias.defined()) y = ag::add(y, effective_bias());
+  // the bias and an activation applied in the product's own tiles (autograd/linear.cpp)
+  Var y = ag::linear(rows, effective_weight(), effective_bias(), act);
   return ag::reshape(y, out_shape);
 }
 

@@ -8,6 +8,7 @@
 // inference: training such a layer would let W leave the constraint.
 #pragma once
 #include "nn/module.h"
+#include "tensor/ops.h"  // Activation
 #include "tensor/random.h"
 
 namespace nl {
@@ -15,7 +16,8 @@ namespace nl {
 class Linear : public Module {
  public:
   Linear(int64_t in, int64_t out, bool bias, Generator& gen, float init_std = 0.02f, bool centred = false);
-  Var forward(const Var& x) const;
+  // act: an activation applied to the output in the same op (the GELU MLP's up-projection)
+  Var forward(const Var& x, Activation act = Activation::None) const;
   // The weight and bias the forward actually applies (V, c when centred).
   Var effective_weight() const;
   Var effective_bias() const;

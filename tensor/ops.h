@@ -84,6 +84,27 @@ AttentionGrads attention_backward(const Tensor& dout, const Tensor& q, const Ten
 // use the transpose of the last two dims. Transposed views need no copy: sgemm reads them.
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 
+// ---- a linear layer's product with its bias and activation (tensor/cpu/linear.cpp)
+// pre = x w^T + b, out = gelu(pre) (Activation::Gelu) or pre itself; x (M, K), w (N, K),
+// b (N) or undefined for none. The bias and the GELU are applied to each tile of the
+// output right after the sgemm that wrote it (tensor/cpu/gemm.h), not in passes of their
+// own, with the float operations of matmul, add and gelu, so the bits are theirs.
+// On CUDA it runs those three ops.
+enum class Activation { None, Gelu };
+struct LinearForward {
+  Tensor pre;  // x w^T + b: what GELU's derivative reads
+  Tensor out;  // gelu(pre), or pre
+};
+LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act);
+// From dout (M, N): dpre = dout * gelu'(pre) (dout itself without the GELU) and, with
+// want_db, db = the sum of dpre over the rows, in one pass; the sum is taken in the order
+// and precision of sum_to (the backward of add's broadcast). pre is read only with the GELU.
+struct LinearEpilogueGrads {
+  Tensor dpre;  // (M, N)
+  Tensor db;    // (N), or undefined
+};
+LinearEpilogueGrads linear_epilogue_backward(const Tensor& pre, const Tensor& dout, Activation act, bool want_db);
+
 // ---- embedding (tensor/cpu/embedding.cpp)
 // table (V, C), ids int32 (...) -> (..., C); ids must lie in [0, V).
 Tensor embedding_forward(const Tensor& table, const Tensor& ids);

@@ -7,6 +7,7 @@
 #include "tensor/broadcast.h"
 #include "tensor/cpu/check.h"
 #include "tensor/cpu/fast_math.h"
+#include "tensor/cpu/gelu.h"
 #include "tensor/cuda/kernels.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -80,9 +81,6 @@ Tensor unary_backward(const char* op, const Tensor& x, const Tensor& dy, F f) {
   NL_CHECK(x.shape() == dy.shape(), op, ": input ", describe(x), " and gradient ", describe(dy), " differ");
   return binary(op, x, dy, f);
 }
-
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kGeluCubic = 0.044715f;
 
 }  // namespace
 
@@ -193,25 +191,16 @@ Tensor silu(const Tensor& x) {
   return unary("silu", x, [](float v) { return v / (1.0f + fast::exp(-v)); });
 }
 
-// gelu(x) = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
+// gelu(x) = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3): tensor/cpu/gelu.h
 Tensor gelu(const Tensor& x) {
   if (on_cuda("gelu", {&x})) return cuda::gelu(x);
-  return unary("gelu", x, [](float v) {
-    float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    return 0.5f * v * (1.0f + fast::tanh(u));
-  });
+  return unary("gelu", x, [](float v) { return cpu::gelu(v); });
 }
 
-// d gelu / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) du/dx,  t = tanh(u),
-// du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+// d gelu / dx: tensor/cpu/gelu.h
 Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
   if (on_cuda("gelu_backward", {&x, &dy})) return cuda::gelu_backward(x, dy);
-  return unary_backward("gelu_backward", x, dy, [](float v, float g) {
-    float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    float t = fast::tanh(u);
-    float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
-    return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-  });
+  return unary_backward("gelu_backward", x, dy, [](float v, float g) { return cpu::gelu_grad(v, g); });
 }
 
 // silu(x) = x s(x), s the logistic sigmoid:  d/dx = s (1 + x (1 - s))

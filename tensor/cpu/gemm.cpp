@@ -5,6 +5,11 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
+
+#ifdef NL_GEMM_ONEDNN
+#include <dnnl.h>
+#endif
 
 #include "tensor/error.h"
 
@@ -47,14 +52,26 @@ void on_one_thread(const Call& call) {
   call();
 }
 
-// OpenBLAS's SkylakeX-family kernels send a row-major NN product with alpha 1, beta 0 and
-// m n k below 7.3 M to an unpacked "direct" kernel, which ran a tile of the tiny step's
+// One tile's product on the calling thread; false if the library refused it.
+// OpenBLAS: its SkylakeX-family kernels send a row-major NN product with alpha 1, beta 0
+// and m n k below 7.3 M to an unpacked "direct" kernel, which ran a tile of the tiny step's
 // MLP input gradient (128 x 64 x 512) at 0.4x the packed kernels' speed. The same product
 // asked in column-major form (C^T = B^T A^T, which is how OpenBLAS runs a row-major call
 // anyway) always takes the packed kernels.
-void sgemm_packed(const Gemm& g) {
+// oneDNN (make GEMM=onednn): its row-major dnnl_sgemm, which, like OpenBLAS's OpenMP build,
+// stays on the calling thread inside an active parallel region and otherwise follows
+// omp_get_max_threads() (set to 1 around it by on_one_thread). Its kernels sum in another
+// order than OpenBLAS's: the two builds' runs differ in the last bits, not with the threads.
+bool tile_sgemm(const Gemm& g) {
+#ifdef NL_GEMM_ONEDNN
+  const auto flag = [](CBLAS_TRANSPOSE t) { return t == CblasNoTrans ? 'N' : 'T'; };
+  return dnnl_sgemm(flag(g.trans_a), flag(g.trans_b), g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c,
+                    g.ldc) == dnnl_success;
+#else
   cblas_sgemm(CblasColMajor, g.trans_b, g.trans_a, (int)g.n, (int)g.m, (int)g.k, g.alpha, g.b, (int)g.ldb, g.a,
               (int)g.lda, g.beta, g.c, (int)g.ldc);
+  return true;
+#endif
 }
 
 }  // namespace
@@ -89,7 +106,7 @@ GemmTile gemm_tile(int64_t m, int64_t n, int64_t k) {
   return whole;
 }
 
-void sgemm_tiled(const Gemm* products, int64_t count) {
+void sgemm_tiled(const Gemm* products, int64_t count, const GemmEpilogue& epilogue) {
   if (count <= 0) return;
   const Gemm& shape = products[0];
   for (int64_t p = 1; p < count; ++p)
@@ -101,6 +118,7 @@ void sgemm_tiled(const Gemm* products, int64_t count) {
   const int64_t per_product = tile_rows * tile_cols, jobs = count * per_product;
   // which thread does a tile, and in what order, changes nothing: each output element is
   // one tile's, summed by one sgemm call over the whole inner dimension
+  std::atomic<bool> refused{false};  // an exception may not leave the parallel loop
 #pragma omp parallel for schedule(dynamic) if (jobs > 1)
   for (int64_t job = 0; job < jobs; ++job) {
     const Gemm& g = products[job / per_product];
@@ -111,8 +129,13 @@ void sgemm_tiled(const Gemm* products, int64_t count) {
     part.a = g.trans_a == CblasNoTrans ? g.a + i0 * g.lda : g.a + i0;
     part.b = g.trans_b == CblasNoTrans ? g.b + j0 : g.b + j0 * g.ldb;
     part.c = g.c + i0 * g.ldc + j0;
-    on_one_thread([&] { sgemm_packed(part); });
+    bool done = false;
+    on_one_thread([&] { done = tile_sgemm(part); });
+    if (!done) refused = true;
+    else if (epilogue) epilogue(part, i0, j0);
   }
+  NL_CHECK(!refused, "matmul: the sgemm library refused a tile of the ", shape.m, " x ", shape.n, " x ", shape.k,
+           " product");
 }
 
 }  // namespace nl

@@ -13,6 +13,9 @@
 #include <cblas.h>
 
 #include <cstdint>
+#include <functional>
+
+#include "tensor/tensor.h"
 
 namespace nl {
 
@@ -41,8 +44,21 @@ struct GemmTile {
 };
 GemmTile gemm_tile(int64_t m, int64_t n, int64_t k);
 
+// Work on one tile of C right after the sgemm that wrote it, on the same thread, while the
+// tile is still in cache (a linear layer's bias and GELU, tensor/cpu/linear.cpp). `tile` is
+// its product's Gemm cut to the tile (c, m, n, ldc: the tile's rows and columns); (i0, j0)
+// is where the tile starts in its product's C. It may touch that tile's elements only, so
+// the result does not depend on which thread ran which tile.
+using GemmEpilogue = std::function<void(const Gemm& tile, int64_t i0, int64_t j0)>;
+
 // `count` products of one shape (m, n, k), each cut into its tiles, all tiles of all
-// products dealt out over the threads in one parallel loop.
-void sgemm_tiled(const Gemm* products, int64_t count);
+// products dealt out over the threads in one parallel loop; `epilogue`, when given, runs
+// on each tile after its sgemm.
+void sgemm_tiled(const Gemm* products, int64_t count, const GemmEpilogue& epilogue = {});
+
+// nl::matmul (tensor/ops.h) with `epilogue` run on each tile of the output. When the inner
+// dimension is 0 the output is zero-filled and given to it as one tile of rows x N.
+Tensor matmul_with_epilogue(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b,
+                            const GemmEpilogue& epilogue);
 
 }  // namespace nl

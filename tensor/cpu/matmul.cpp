@@ -48,6 +48,11 @@ Shape batch_of(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end(
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b) {
   if (on_cuda("matmul", {&a_in, &b_in})) return cuda::matmul(a_in, b_in, trans_a, trans_b);
+  return matmul_with_epilogue(a_in, b_in, trans_a, trans_b, {});
+}
+
+Tensor matmul_with_epilogue(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b,
+                            const GemmEpilogue& epilogue) {
   check_cpu_f32("matmul", a_in);
   check_cpu_f32("matmul", b_in);
   NL_CHECK(a_in.dim() >= 2 && b_in.dim() >= 2, "matmul: needs matrices (2 or more dims), got ", describe(a_in),
@@ -63,7 +68,12 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b
   out_shape.push_back(N);
   Tensor out = Tensor::empty(out_shape);
   if (out.numel() == 0) return out;
-  if (K == 0) { out.fill_(0.0f); return out; }
+  if (K == 0) {
+    out.fill_(0.0f);
+    if (epilogue) epilogue({CblasNoTrans, CblasNoTrans, out.numel() / N, N, 0, 1.0f, nullptr, 1, nullptr, 1, 0.0f,
+                            out.data(), N}, 0, 0);
+    return out;
+  }
 
   const int64_t batch_n = numel_of(batch);
   bool b_unbatched = true;
@@ -74,7 +84,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b
   if (b_unbatched && av.is_contiguous() && batch_of(av) == batch) {
     // fold the batch into the rows: (batch * M, K) @ (K, N)
     const Gemm g{CblasNoTrans, B.trans, batch_n * M, N, K, 1.0f, av.data(), K, B.t.data(), B.ld, 0.0f, out.data(), N};
-    sgemm_tiled(&g, 1);
+    sgemm_tiled(&g, 1, epilogue);
     return out;
   }
 
@@ -104,7 +114,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b
       products.push_back({A.trans, B.trans, M, N, K, 1.0f, pa + off[0] + i * ia, A.ld, pb + off[1] + i * ib, B.ld,
                           0.0f, po + off[2] + i * io, N});
   });
-  sgemm_tiled(products.data(), (int64_t)products.size());
+  sgemm_tiled(products.data(), (int64_t)products.size(), epilogue);
   return out;
 }
 
