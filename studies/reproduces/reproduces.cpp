@@ -38,9 +38,13 @@ std::string comparison_recipe(const json& results) {
   return name.empty() ? "the demo's" : "`--recipe " + name + "`";
 }
 
-// The papers, in the order the table lists them.
+// The papers, in the order the table lists them, and the results file a paper's rows come from.
 const std::vector<std::string> kPapers = {"DyT regimes (Verma 2026)", "BHyT (Byun et al. 2026)",
                                           "CBWC + RMSNorm (Enjoy your layer normalization...)"};
+const std::vector<std::string> kSources = {
+    "a regime grid's results beside its page (docs/results/regime_verma.json)",
+    "the depth study's results beside its page (docs/results/depth.json, which `depth_study` writes)",
+    "a comparison holding ln and cbwc runs (docs/results/demo.json) and fold_ln's check (docs/results/folding.json)"};
 
 }  // namespace
 
@@ -114,12 +118,16 @@ json status_counts(const json& rows) {
 std::string render_reproduces(const std::vector<ClaimsPage>& pages, const std::string& command,
                               const std::string& date) {
   const json rows = reproduces_rows(pages);
-  json sections = json::array();
-  for (const std::string& paper : kPapers) {
+  json sections = json::array(), missing = json::array();
+  for (size_t p = 0; p < kPapers.size(); ++p) {
+    const std::string& paper = kPapers[p];
     json own = json::array();
     for (const json& row : rows)
       if (row["paper_name"] == paper) own.push_back(row);
-    if (own.empty()) continue;
+    if (own.empty()) {  // said, not left out silently
+      missing.push_back({{"paper", paper}, {"source", kSources[p]}});
+      continue;
+    }
     json counts = json::array();
     const json by_recipe = status_counts(own);
     for (const auto& [recipe, c] : by_recipe.items())
@@ -130,7 +138,7 @@ std::string render_reproduces(const std::vector<ClaimsPage>& pages, const std::s
                         {"untestable", c["untestable here"]}});
     sections.push_back({{"paper", paper}, {"rows", own}, {"counts", counts}});
   }
-  const json view = {{"sections", sections}, {"command", command}, {"date", date}};
+  const json view = {{"sections", sections}, {"missing", missing}, {"command", command}, {"date", date}};
   return render_template(kTemplate, view, "studies/reproduces/reproduces.md.in");
 }
 

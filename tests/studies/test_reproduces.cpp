@@ -198,7 +198,8 @@ TEST_CASE("what_reproduces: which study wrote a results file, and a section per 
       {{depth_results({1, 1.0, 1.1, 1.2, 1.3}, kTracking), "depth.md"}, {fold, "folding.md"}}, "cmd", "today");
   CHECK_THAT(page, Contains("## BHyT (Byun et al. 2026)"));
   CHECK_THAT(page, Contains("## CBWC + RMSNorm"));
-  CHECK_THAT(page, !Contains("## DyT regimes"));  // no regime page given: no section
+  // no regime page given: its section says so and where its rows come from
+  CHECK_THAT(page, Contains("## DyT regimes (Verma 2026)\n\nNo rows: none of the pages given holds its claims"));
   // counts per recipe within a section: BHyT 3 reproduced and the untestable speed
   CHECK_THAT(page, Contains("| the depth study's (GPT-2 block) | 3 | 0 | 0 | 1 |"));
   // a "|" inside a cell (here a run's label) is escaped so that the row keeps its columns
