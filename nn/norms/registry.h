@@ -91,6 +91,8 @@ struct NormKind {
 const std::vector<NormKind>& norm_kinds();
 // The kind called `name`; throws "unknown norm 'x' (choose one of: ln, rms, ...)".
 const NormKind& norm_kind(const std::string& name);
+// The kind called `name`, or null (a results file may name a kind this build lacks).
+const NormKind* find_norm_kind(const std::string& name);
 // Every kind's options, each once, in registration order.
 const std::vector<NormOption>& norm_options();
 // The option called `name` (throws naming the choices).
