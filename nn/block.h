@@ -7,25 +7,20 @@
 // Norms: ln1, ln2 (inputs of the branches), ln1_out, ln2_out (peri's output norms), of
 // the kind the registry (nn/norms/registry.h) builds from config.norm for each site.
 //
-// A kind that approximates its second site (bhyt) computes it, in `pre` and `lns`, from
-// the block input's statistics (nn/norms/norms.h: bhyt_site2_approximation), with
-//   c_attn = r ||W_V W_O||_F^2 / (T d)  (no gradient),
-// where r = 1 for pre and r = 1/l for lns: the attention branch is linear in its input at
-// uniform attention, so scaling site 1's output by 1/sqrt(l) scales the variance it adds
-// to the stream by 1/l. In BHyT's code form (--bhyt-form code) site 2 follows the same
-// derivation with the mean square of x in place of its variance and no |mu| term
-// (nn/norms/norms.h). ||W_V W_O||_F^2 is cached and recomputed every
-// --bhyt-refresh training forwards (1, or an unresolved auto: every forward). In `peri` the attention output
-// passes through ln1_out before it reaches the stream, which the derivation does not
-// cover: there every site is exact.
+// A kind whose two sites are coupled (bhyt, bhyt-exact) provides a site pair
+// (nn/norms/site_pair.h) that the block builds from ln1, ln2 and the attention between
+// them and holds as an opaque SitePair: when the pair replaces site 2, the block feeds
+// the MLP the pair's output instead of ln2(h); either way it lets the pair report to the
+// probe and keep the state a checkpoint saves.
 //
 // With dropout p > 0 each branch output (attention, MLP) passes through dropout before
 // it is added to the stream, masks drawn from *dropout_gen, in training mode only.
 //
 // attn "diff": the attention branch is differential attention (nn/diff_attention.h),
-// diff_attn in place of attn; it has no key/value-cached form and no BHyT c_attn.
+// diff_attn in place of attn; it has no key/value-cached form and takes no site pair.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,8 +59,7 @@ class Block : public Module {
   Block(const BlockConfig& config, Generator& gen);
   Var forward(const Var& x) const;
   // forward for new tokens at positions past .. past + Tn - 1 with the attention's
-  // key/value cache (generation). Inference only; the block-level BHyT approximation
-  // sizes its correction by the sequence length, so it has no cached form (throws).
+  // key/value cache (generation). Inference only; throws where supports_cache() is false.
   Var forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const;
 
   std::shared_ptr<Norm> ln1, ln2, ln1_out, ln2_out;  // *_out only in peri
@@ -76,15 +70,13 @@ class Block : public Module {
   float out_scale;    // applied to every norm output: 1/sqrt(layer) in lns, else 1
   ActivationProbe* probe = nullptr;  // not owned (nn/probe.h)
 
-  // Does the second site use the block-level approximation (bhyt in pre or lns)?
-  bool approximates_site2() const { return approx_site2_; }
-  // The factor r of the approximation: 1 in pre, 1/layer in lns.
-  float site2_attn_factor() const { return out_scale * out_scale; }
-  // The c_attn cache: the ||W_V W_O||_F^2 in use (NaN before the first forward) and the
-  // training forwards counted so far; a checkpoint saves both for an exact resume.
-  float cached_frobenius2() const { return fro2_cache_; }
-  int64_t training_forwards() const { return training_forwards_; }
-  void restore_c_attn_cache(float frobenius2, int64_t training_forwards);
+  // Whether forward_cached is allowed: a standard attention, and no site pair refusing it.
+  bool supports_cache() const;
+  // The pair of ln1 and ln2 its norm kind provides (null: the sites act alone), and
+  // whether it computes site 2.
+  const SitePair* site_pair() const { return pair_.get(); }
+  SitePair* site_pair() { return pair_.get(); }
+  bool approximates_site2() const { return pair_ && pair_->replaces_site2(); }
 
  private:
   // the block with `attention` standing for attn->forward (cached or not)
@@ -92,14 +84,9 @@ class Block : public Module {
   Var residual(const Var& x, const Var& branch) const;  // x + dropout(branch)
   // norm(x) times out_scale, reported to the probe under `site`
   Var norm_site(const Norm& n, const Var& x, const char* site) const;
-  Var approximated_site2(const Var& x, const Var& h) const;
-  void probe_site2_variances(const Tensor& x, const Tensor& h) const;
-  float c_attn(int64_t T, float frobenius2) const;
-  float frobenius2_for_forward() const;  // refreshes the cache when due
+  Var paired_site2(const Var& x, const Var& h) const;  // the pair's site 2, scaled and reported
 
-  bool approx_site2_ = false, report_site2_ = false;
-  mutable float fro2_cache_;
-  mutable int64_t training_forwards_ = 0;
+  std::unique_ptr<SitePair> pair_;
 };
 
 }  // namespace nl

@@ -110,7 +110,7 @@ Var GPT::forward_embedded(const Var& e) const {
 
 bool GPT::supports_cache() const {
   for (const auto& block : blocks)
-    if (block->approximates_site2() || block->diff_attn) return false;
+    if (!block->supports_cache()) return false;
   return true;
 }
 

@@ -51,8 +51,8 @@ class GPT : public Module {
   GPT(const GPTConfig& config, Generator& gen);
   // ids int32 (B, T) with T <= context -> logits (B, T, vocab); forward_embedded(embed(ids))
   Var forward(const Tensor& ids) const;
-  // False for the block-level BHyT approximation, whose correction depends on the
-  // sequence length (forward_cached throws there).
+  // False when a block has none (Block::supports_cache: differential attention, a site
+  // pair that refuses it); forward_cached throws there.
   bool supports_cache() const;
   // A cache for batch B, able to hold the full context.
   KVCache make_cache(int64_t batch) const;

@@ -8,7 +8,7 @@
 //   ln1, ln2, ln1_out, ln2_out   each norm's output (as it enters the next op: scaled in lns)
 //   <norm>.bounded_arg   the argument of that norm's bounded nonlinearity (tanh, clip...:
 //                        the norms that end in one, NormKind::bounded)
-//   site2_var_approx     in blocks whose norm reports its second site (BHyT), per token:
+//   site2_var_approx     in blocks whose norm's site pair reports it (BHyT's, nn/norms/site_pair.h), per token:
 //                        s1^2 + r c_attn lambda1^2/kappa^2 (BHyT's code form: ms1 + ...)
 //   site2_var_exact      the same tokens' exact s2^2, the variance of h over channels
 //                        (code form: the mean square of h)

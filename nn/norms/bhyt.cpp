@@ -5,11 +5,15 @@
 // plain RMSNorm before the head); docs/norms/bhyt.md lists what still differs.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 #include "autograd/norms.h"
 #include "autograd/ops.h"
 #include "nn/norms/norms.h"
 #include "nn/norms/registry.h"
+#include "nn/probe.h"
 #include "tensor/ops.h"
 
 namespace nl {
@@ -61,6 +65,72 @@ BHyTSite2 bhyt_site2_approximation(const BHyT& site1, const BHyT& site2, const V
   return out;
 }
 
+BHyTPair::BHyTPair(const SitePairParts& p, bool approximate)
+    : block_(p.block),
+      site1_(dynamic_cast<const BHyT&>(p.site1)),
+      site2_(dynamic_cast<const BHyT&>(p.site2)),
+      frobenius2_(p.value_output_frobenius2),
+      factor_(p.out_scale * p.out_scale),
+      dim_(p.dim),
+      every_((int64_t)p.config.option("bhyt-refresh")),
+      approximate_(approximate),
+      fro2_cache_(NAN) {}
+
+// A training forward (training mode, recording gradients) counts as one step.
+float BHyTPair::frobenius2_for_forward() const {
+  const bool counted = block_.training() && grad_enabled();
+  if (every_ <= 1 || std::isnan(fro2_cache_) || (counted && training_forwards_ % every_ == 0))
+    fro2_cache_ = frobenius2_();
+  if (counted) ++training_forwards_;
+  return fro2_cache_;
+}
+
+float BHyTPair::c_attn(int64_t T, float frobenius2) const {
+  return factor_ * frobenius2 / ((float)T * (float)dim_);
+}
+
+Var BHyTPair::forward(const Var& x, const Var& h) const {
+  if (!approximate_) return site2_.forward(h);  // bhyt-exact: the block runs ln2 itself
+  return bhyt_site2_approximation(site1_, site2_, x, h, c_attn(x.shape()[1], frobenius2_for_forward())).y;
+}
+
+void BHyTPair::report(const Tensor& x, const Tensor& h, ActivationProbe& probe, int64_t layer) const {
+  NoGradGuard no_graph;
+  if (approximate_) {
+    // the denominators the forward used: the same inputs and the cached c_attn it left
+    BHyTSite2 s = bhyt_site2_approximation(site1_, site2_, Var(x), Var(h), c_attn(x.shape()[1], fro2_cache_));
+    probe.record(layer, "ln2.bounded_arg", site2_.pre_tanh_with_denom(h, s.denom.value()));
+    probe.record(layer, "site2_var_approx", s.var_approx);
+  } else {
+    // what the approximation would have used, beside the exact variance, for comparison
+    const float lambda1 = site1_.lambda.value().item();
+    const float added = c_attn(x.shape()[1], frobenius2_()) * lambda1 * lambda1 / (site1_.kappa * site1_.kappa);
+    probe.record(layer, "site2_var_approx", add_scalar(site1_.spread2(Var(x), false).value(), added));
+  }
+  probe.record(layer, "site2_var_exact", site2_.spread2(Var(h), false).value());
+}
+
+std::string BHyTPair::cached_form_refusal() const {
+  return approximate_ ? "the block-level BHyT approximation depends on the sequence length and has no key/value-cached "
+                        "form (generate without the cache)"
+                      : "";
+}
+
+std::string BHyTPair::state() const {
+  if (!approximate_) return {};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g:%lld", (double)fro2_cache_, (long long)training_forwards_);
+  return buf;
+}
+
+void BHyTPair::restore(const std::string& text) {
+  const size_t colon = text.find(':');
+  NL_CHECK(approximate_ && colon != std::string::npos, "checkpoint: malformed bhyt state '", text,
+           "' (expected frobenius2:forwards)");
+  fro2_cache_ = std::strtof(text.substr(0, colon).c_str(), nullptr);
+  training_forwards_ = std::atoll(text.c_str() + colon + 1);
+}
+
 namespace {
 
 // lambda per site: the attention and MLP branches start apart (the released recipe)
@@ -107,6 +177,27 @@ const std::vector<NormOption>& bhyt_options() {
   return options;
 }
 
+// Peri-LN passes the attention output through ln1_out before it reaches the stream,
+// which the derivation of the approximation does not cover: there every site is exact.
+std::function<std::unique_ptr<SitePair>(const SitePairParts&)> bhyt_pair(bool approximate) {
+  return [approximate](const SitePairParts& p) -> std::unique_ptr<SitePair> {
+    if (p.branch_output_normed) return nullptr;
+    return std::make_unique<BHyTPair>(p, approximate);
+  };
+}
+
+// Checkpoints written before kNormStateKey hold the caches under "bhyt_c_attn", the
+// blocks' states joined by commas.
+std::vector<std::string> legacy_c_attn(const std::map<std::string, std::string>& metadata) {
+  std::vector<std::string> states;
+  auto caches = metadata.find("bhyt_c_attn");
+  if (caches == metadata.end()) return states;
+  std::stringstream ss(caches->second);
+  std::string item;
+  while (std::getline(ss, item, ',')) states.push_back(item);
+  return states;
+}
+
 const char kBHyTPaper[] = "Byun et al. 2026, Bounded Hyperbolic Tanh";
 
 }  // namespace
@@ -117,6 +208,8 @@ NormKind bhyt_kind() {
   k.summary = "BHyT: BHyT* at site 1, the block-level variance approximation at each block's site 2";
   k.make = make_bhyt;
   k.options = bhyt_options();
+  k.make_site_pair = bhyt_pair(true);
+  k.legacy_pair_states = legacy_c_attn;
   k.approximates_site2 = true;
   k.default_final_norm = "rms";
   k.source = kBHyTPaper;
@@ -131,6 +224,7 @@ NormKind bhyt_exact_kind() {
   k.summary = "BHyT*: gamma tanh(lambda x / (kappa s + |mu|)) at every site";
   k.make = make_bhyt;
   k.options = bhyt_options();
+  k.make_site_pair = bhyt_pair(false);
   k.reports_site2 = true;
   k.default_final_norm = "rms";
   k.source = kBHyTPaper;

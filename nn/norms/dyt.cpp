@@ -48,6 +48,7 @@ NormKind dyt_kind() {
   k.source = "Zhu, Chen, He, LeCun and Liu 2025, Transformers without Normalization";
   k.bounded.name = "tanh";
   k.screened = true;
+  k.tuned_as_dyt = true;
   k.fused_ops = {"dyt"};
   return k;
 }

@@ -3,6 +3,7 @@
 // derivations in docs/norms/), its composite the same formula in plain autograd ops.
 #pragma once
 #include "nn/norms/norm.h"
+#include "nn/norms/site_pair.h"
 
 namespace nl {
 
@@ -75,5 +76,42 @@ struct BHyTSite2 {
   Tensor var_approx;  // s1^2 (or ms1) + c_attn lambda1^2 / kappa^2 per token (B, T): the approximated s2^2 (ms2)
 };
 BHyTSite2 bhyt_site2_approximation(const BHyT& site1, const BHyT& site2, const Var& x, const Var& h, float c_attn);
+
+// BHyT's two sites of a block (nn/norms/site_pair.h), in pre, lns and llama. bhyt's
+// (approximate) computes site 2 by bhyt_site2_approximation with
+//   c_attn = r ||W_V W_O||_F^2 / (T d)  (no gradient),
+// r = out_scale^2 (1 in pre, 1/l in lns: scaling site 1's output by 1/sqrt(l) scales the
+// variance the attention adds to the stream by 1/l). ||W_V W_O||_F^2 is cached and
+// recomputed on the first training forward and then every --bhyt-refresh-th (1, or an
+// unresolved auto: every forward); evaluation forwards use the cache as it stands
+// (filling it if empty) and count nothing. Its state() is "frobenius2:forwards" (%.9g,
+// exact for a float). bhyt-exact's pair runs no approximation: it reports the one above
+// beside the exact site-2 variance, and keeps no state.
+class BHyTPair : public SitePair {
+ public:
+  BHyTPair(const SitePairParts& parts, bool approximate);
+  bool replaces_site2() const override { return approximate_; }
+  Var forward(const Var& x, const Var& h) const override;
+  void report(const Tensor& x, const Tensor& h, ActivationProbe& probe, int64_t layer) const override;
+  std::string cached_form_refusal() const override;
+  std::string state() const override;
+  void restore(const std::string& state) override;
+  // the ||W_V W_O||_F^2 in use (NaN before the first forward) and the training forwards counted
+  float cached_frobenius2() const { return fro2_cache_; }
+  int64_t training_forwards() const { return training_forwards_; }
+
+ private:
+  float c_attn(int64_t T, float frobenius2) const;
+  float frobenius2_for_forward() const;  // refreshes the cache when due
+
+  const Module& block_;
+  const BHyT &site1_, &site2_;
+  std::function<float()> frobenius2_;
+  float factor_;  // r
+  int64_t dim_, every_;
+  bool approximate_;
+  mutable float fro2_cache_;
+  mutable int64_t training_forwards_ = 0;
+};
 
 }  // namespace nl

@@ -33,9 +33,14 @@ std::string norm_choices(const char* separator) {
   return all;
 }
 
-const NormKind& norm_kind(const std::string& name) {
+const NormKind* find_norm_kind(const std::string& name) {
   for (const NormKind& k : norm_kinds())
-    if (k.name == name) return k;
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+const NormKind& norm_kind(const std::string& name) {
+  if (const NormKind* k = find_norm_kind(name)) return *k;
   fail("unknown norm '", name, "' (choose one of: ", norm_choices(", "), ")");
 }
 

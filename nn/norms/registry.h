@@ -8,6 +8,7 @@
 // kinds.def. Every program, study and generic test then takes it (docs/your-own-norm.md).
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 // against the built-in class's vtable and crashing at run time. Every other layer lives
 // in its file's anonymous namespace, as docs/your-own-norm.md's example does.
 #include "nn/norms/norms.h"
+#include "nn/norms/site_pair.h"
 
 namespace nl {
 
@@ -53,6 +55,9 @@ struct NormKind {
   // runs and is applied to this kind's runs only when it says so: another tanh norm
   // without statistics is not thereby DyT.
   bool screened = false;
+  // compare_norms --tune-dyt: this kind's runs are tuned on those axes instead of --tune's
+  // (DyT's paper tunes its alpha0 per model).
+  bool tuned_as_dyt = false;
   // The ops its layer's fused forward records (autograd/norms.h); empty when forward()
   // is the composite. The fold pass (nn/fold.cpp) cannot look inside these ops: it
   // knows them as norms through this list, and by the trait below.
@@ -60,11 +65,18 @@ struct NormKind {
   // The output stays the same when a constant is added to every channel of a token
   // (LayerNorm subtracts the mean first): the fold pass lets such a shift end here.
   bool ignores_shift = false;
-  // A Pre-LN block's second site reduces over the block input instead of h (bhyt's
-  // block-level variance approximation, nn/norms/bhyt.h); its ||W_V W_O||^2 cache is
-  // state that checkpoints keep.
+  // The kind's two sites in a block are coupled (nn/norms/site_pair.h): the pair a block
+  // builds from its parts, or null where the pair does not apply (Peri-LN for BHyT).
+  // Unset for a kind that acts alone at each site.
+  std::function<std::unique_ptr<SitePair>(const SitePairParts& parts)> make_site_pair;
+  // The blocks' site-pair states in a checkpoint written before kNormStateKey existed,
+  // one per block, from its metadata (bhyt's "bhyt_c_attn"); empty when it holds none.
+  std::function<std::vector<std::string>(const std::map<std::string, std::string>& metadata)> legacy_pair_states;
+  // What its pair does, for the studies and the tests (the pair itself is what the block
+  // runs): a Pre-LN block's second site reduces over the block input instead of h (bhyt's
+  // block-level variance approximation)...
   bool approximates_site2 = false;
-  // The block reports the approximation beside the exact site-2 variance, for
+  // ... or the block reports that approximation beside the exact site-2 variance, for
   // comparison, without using it (bhyt-exact).
   bool reports_site2 = false;
   // A trained model of this kind can be folded into a model of that kind with the same
@@ -79,6 +91,8 @@ struct NormKind {
 const std::vector<NormKind>& norm_kinds();
 // The kind called `name`; throws "unknown norm 'x' (choose one of: ln, rms, ...)".
 const NormKind& norm_kind(const std::string& name);
+// The kind called `name`, or null (a results file may name a kind this build lacks).
+const NormKind* find_norm_kind(const std::string& name);
 // Every kind's options, each once, in registration order.
 const std::vector<NormOption>& norm_options();
 // The option called `name` (throws naming the choices).

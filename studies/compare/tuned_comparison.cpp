@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nn/norms/registry.h"
 #include "studies/compare/ln_baseline.h"
 #include "studies/compare/tuning.h"
 #include "studies/grid/grid.h"
@@ -83,7 +84,7 @@ TunedPlan plan_tuned(const std::vector<std::string>& common, const std::vector<R
     run.shared = (int)plan.cells.size();
     plan.cells.push_back(shared);
     plan.configs.push_back(shared_config);
-    run.settings = tune_settings(run.norm == "dyt" ? dyt_axes : axes);
+    run.settings = tune_settings(norm_kind(run.norm).tuned_as_dyt ? dyt_axes : axes);
     std::vector<GridCell> candidates;
     for (const TuneSetting& s : run.settings) candidates.push_back(cell_for(r, s.label, s.args));
     const std::vector<nlohmann::ordered_json> configs = check_grid(candidates);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "nn/norms/registry.h"
 #include "studies/report/claims.h"
 #include "studies/report/study.h"  // fmt
 
@@ -32,6 +33,13 @@ json without_norm(const json& run) {
   return c;
 }
 
+// The kind a run's norm folds into (NormKind::folds_into: ln -> cbwc), "" for none or for
+// a name no registered kind has.
+std::string folds_into(const json& run) {
+  const NormKind* kind = find_norm_kind(run.value("config", json::object()).value("norm", ""));
+  return kind ? kind->folds_into : "";
+}
+
 bool trained(const json& run) {
   const json res = run.value("result", json::object());
   return run.value("exit_code", -1) == 0 && res.is_object() && !res.value("diverged", true);
@@ -42,11 +50,11 @@ bool trained(const json& run) {
 json cbwc_training_claims(const json& comparison) {
   json rows = json::array();
   const json runs = comparison.value("runs", json::array());
+  // each run of a fold's target kind (cbwc) against its twin of the kind that folds into it (ln)
   for (const json& cbwc : runs) {
-    if (cbwc.value("config", json::object()).value("norm", "") != "cbwc") continue;
+    const std::string target = cbwc.value("config", json::object()).value("norm", "");
     for (const json& ln : runs) {
-      if (ln.value("config", json::object()).value("norm", "") != "ln" || without_norm(ln) != without_norm(cbwc))
-        continue;
+      if (target.empty() || folds_into(ln) != target || without_norm(ln) != without_norm(cbwc)) continue;
       const std::string claim = "CBWC + RMSNorm trains exactly like LayerNorm from the same start (" +
                                 cbwc.value("label", "cbwc") + " against " + ln.value("label", "ln") + ")";
       const std::string paper = "the same outputs and gradients: one trajectory up to float rounding";

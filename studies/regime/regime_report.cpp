@@ -605,6 +605,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
                       std::to_string(g.runs.size()) + " seeds collapsed (paper, Llama + DyT 64M: 1 of 3)");
   }
   // the paper's Llama claims per subset: SwiGLU + DyT collapses, a GELU MLP rescues it
+  // (DyT's: the arms whose norm declares Verma's screen, fitted on DyT runs)
   {
     std::map<std::string, bool> gelu_arm;  // label -> its flags name a GELU MLP
     for (const json& a : results.value("llama_arms", json::array()))
@@ -612,7 +613,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
     for (int64_t size : sizes) {
       CollapseCount swiglu, gelu;
       for (const Group& g : groups) {
-        if (!g.llama || g.size != size || g.runs.empty() || g.runs.front().j.value("norm", "") != "dyt") continue;
+        if (!g.llama || g.size != size || g.runs.empty() || !screened(g.runs.front())) continue;
         CollapseCount& c = gelu_arm[g.arm] ? gelu : swiglu;
         for (const Run& r : g.runs) c.runs += 1, c.collapsed += run_collapsed(r) ? 1 : 0;
       }

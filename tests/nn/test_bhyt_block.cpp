@@ -351,6 +351,7 @@ TEST_CASE("bhyt block: c_attn is recomputed every --bhyt-refresh training forwar
   nc.set("bhyt-refresh", 3);
   Generator g(89), gen(90);
   Block block(block_config(8, 2, true, nc, 2), g);
+  const auto& pair = dynamic_cast<const BHyTPair&>(*block.site_pair());
   Tensor x = gen.normal({2, 4, 8});
   std::vector<float> used;
   auto set_wo = [&](float v) {
@@ -361,8 +362,8 @@ TEST_CASE("bhyt block: c_attn is recomputed every --bhyt-refresh training forwar
   for (int step = 0; step < 7; ++step) {
     truth.push_back(set_wo(0.1f * (float)(step + 1)));  // W_O changes before every forward
     Var out = block.forward(Var(x));                     // a training forward (recording)
-    used.push_back(block.cached_frobenius2());
-    CHECK(block.training_forwards() == step + 1);
+    used.push_back(pair.cached_frobenius2());
+    CHECK(pair.training_forwards() == step + 1);
   }
   // refreshed at forwards 0, 3, 6, held in between
   for (int step = 0; step < 7; ++step) {
@@ -377,23 +378,24 @@ TEST_CASE("bhyt block: c_attn is recomputed every --bhyt-refresh training forwar
     NoGradGuard ng;
     block.forward(Var(x));
   }
-  CHECK(block.training_forwards() == 7);
-  CHECK(block.cached_frobenius2() == used[6]);
+  CHECK(pair.training_forwards() == 7);
+  CHECK(pair.cached_frobenius2() == used[6]);
   // a restored cache is what the next forwards use, until the next refresh
   block.train();
-  block.restore_c_attn_cache(2.5f, 4);
+  block.site_pair()->restore("2.5:4");
   block.forward(Var(x));
-  CHECK(block.cached_frobenius2() == 2.5f);
+  CHECK(pair.cached_frobenius2() == 2.5f);
   block.forward(Var(x));
-  CHECK(block.cached_frobenius2() == 2.5f);
+  CHECK(pair.cached_frobenius2() == 2.5f);
   block.forward(Var(x));  // forward number 6: refresh
-  CHECK(block.cached_frobenius2() == Approx(frobenius2_by_hand(*block.attn)).epsilon(1e-5));
+  CHECK(pair.cached_frobenius2() == Approx(frobenius2_by_hand(*block.attn)).epsilon(1e-5));
   // with refresh 1 (the default) every forward recomputes, as before the cache existed
   Block every(block_config(8, 2, true, bhyt_config("bhyt"), 2), g);
+  const auto& every_pair = dynamic_cast<const BHyTPair&>(*every.site_pair());
   for (int step = 0; step < 3; ++step) {
     every.attn->proj->weight.value().copy_from(gen.normal({8, 8}, 0.0f, 0.1f + 0.2f * (float)step));
     NoGradGuard ng;
     every.forward(Var(x));
-    CHECK(every.cached_frobenius2() == Approx(frobenius2_by_hand(*every.attn)).epsilon(1e-5));
+    CHECK(every_pair.cached_frobenius2() == Approx(frobenius2_by_hand(*every.attn)).epsilon(1e-5));
   }
 }

@@ -1,9 +1,5 @@
 #include "train/gpt/gpt_checkpoint.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "nn/model_json.h"
@@ -15,37 +11,48 @@
 
 namespace nl {
 
-std::string encode_c_attn_caches(const GPT& model) {
-  std::string out;
-  char buf[64];
+std::string encode_norm_state(const GPT& model) {
+  nlohmann::json states = nlohmann::json::array();
+  bool any = false;
   for (const auto& b : model.blocks) {
-    std::snprintf(buf, sizeof buf, "%s%.9g:%lld", out.empty() ? "" : ",", (double)b->cached_frobenius2(),
-                  (long long)b->training_forwards());
-    out += buf;
+    const std::string s = b->site_pair() ? b->site_pair()->state() : "";
+    any |= !s.empty();
+    states.push_back(s);
   }
-  return out;
+  return any ? states.dump() : "";
 }
 
-void restore_c_attn_caches(GPT& model, const std::string& text) {
-  std::stringstream ss(text);
-  std::string item;
-  size_t i = 0;
-  while (std::getline(ss, item, ',')) {
-    NL_CHECK(i < model.blocks.size(), "checkpoint: bhyt_c_attn holds more entries than the model has blocks");
-    const size_t colon = item.find(':');
-    NL_CHECK(colon != std::string::npos, "checkpoint: malformed bhyt_c_attn entry '", item, "'");
-    model.blocks[i++]->restore_c_attn_cache(std::strtof(item.substr(0, colon).c_str(), nullptr),
-                                            std::atoll(item.c_str() + colon + 1));
+void restore_norm_state(GPT& model, const std::map<std::string, std::string>& metadata) {
+  std::vector<std::string> states;
+  std::string key = kNormStateKey;
+  auto saved = metadata.find(key);
+  if (saved != metadata.end()) {
+    const auto parsed = nlohmann::json::parse(saved->second, nullptr, /*allow_exceptions=*/false);
+    NL_CHECK(parsed.is_array(), "checkpoint: ", key, " is not a JSON array of strings");
+    for (const auto& s : parsed) {
+      NL_CHECK(s.is_string(), "checkpoint: ", key, " is not a JSON array of strings");
+      states.push_back(s.get<std::string>());
+    }
+  } else {
+    const NormKind& kind = norm_kind(model.config.norm.name);
+    if (kind.legacy_pair_states) states = kind.legacy_pair_states(metadata);
+    key = "the " + model.config.norm.name + " state of an older checkpoint";
   }
-  NL_CHECK(i == model.blocks.size(), "checkpoint: bhyt_c_attn holds ", i, " entries for ", model.blocks.size(),
-           " blocks");
+  if (states.empty()) return;
+  NL_CHECK(states.size() == model.blocks.size(), "checkpoint: ", key, " holds ", states.size(), " entries for ",
+           model.blocks.size(), " blocks");
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (states[i].empty()) continue;
+    SitePair* pair = model.blocks[i]->site_pair();
+    NL_CHECK(pair, "checkpoint: ", key, " holds a state for block ", i, ", whose norm keeps none");
+    pair->restore(states[i]);
+  }
 }
 
 std::map<std::string, std::string> load_gpt_weights(GPT& model, const std::string& path, const std::string& what) {
   FlatParameters flat = flatten_parameters(model);
   std::map<std::string, std::string> metadata = load_weights(path, flat, describe_gpt(model.config), what);
-  auto caches = metadata.find("bhyt_c_attn");
-  if (caches != metadata.end()) restore_c_attn_caches(model, caches->second);
+  restore_norm_state(model, metadata);
   return metadata;
 }
 

@@ -1,8 +1,8 @@
 // A trained GPT read back from its checkpoint alone, for the programs that use a model
 // rather than train one (sample_gpt, train_gpt --eval-only): the model its "model"
 // metadata describes, its parameters (train/io/checkpoint.h: load_weights, checksums and
-// shapes checked), and the state a block keeps beside its parameters (BHyT's cached
-// second-site value with --bhyt-refresh > 1, which evaluation forwards use as it stands).
+// shapes checked), and the state a block's site pair keeps beside its parameters
+// (nn/norms/site_pair.h), which evaluation forwards use as it stands.
 #pragma once
 #include <map>
 #include <memory>
@@ -13,10 +13,14 @@
 
 namespace nl {
 
-// The blocks' cached c_attn values, "frobenius2:forwards" per block (%.9g: exact for a
-// float), as a checkpoint's "bhyt_c_attn" metadata holds them, and back.
-std::string encode_c_attn_caches(const GPT& model);
-void restore_c_attn_caches(GPT& model, const std::string& text);
+// The blocks' site-pair states as a checkpoint's kNormStateKey metadata holds them: a
+// JSON array of one string per block (SitePair::state); empty when no block keeps any.
+std::string encode_norm_state(const GPT& model);
+// Restores them from a checkpoint's metadata: kNormStateKey, or in a checkpoint written
+// before that key the entries its norm kind reads (NormKind::legacy_pair_states). A
+// checkpoint that holds neither changes nothing; one whose entries do not fit the blocks
+// is refused naming the key.
+void restore_norm_state(GPT& model, const std::map<std::string, std::string>& metadata);
 
 // Loads the checkpoint at `path` (a run's folder or a .safetensors file) into `model`,
 // whose description must be the one the checkpoint records, and restores the blocks'

@@ -13,7 +13,7 @@
 namespace nl {
 
 GPTTask::GPTTask(const GPTRunConfig& c) : c_(c), device_(c.device == "cuda" ? Device::CUDA : Device::CPU) {
-  c_.model.norm = resolve_for_run(c.model.norm, c.steps);  // --bhyt-refresh auto; the description records the value
+  c_.model.norm = resolve_for_run(c.model.norm, c.steps);  // the norms' auto options; the description records them
   const int64_t T = c.model.context;
   data_ = load_fortunes(c.data_dir, c.train_bytes);
   NL_CHECK((int64_t)data_.val.size() > T, "validation text of ", data_.val.size(), " bytes is too short for --seq ", T);
@@ -37,7 +37,8 @@ void GPTTask::resume_batches(int64_t, int64_t, const Generator& saved) {
 
 std::map<std::string, std::string> GPTTask::extra_state() const {
   std::map<std::string, std::string> m = {{"dropout_generator", encode_state(model_->dropout_gen.state())}};
-  if (!model_->supports_cache()) m["bhyt_c_attn"] = encode_c_attn_caches(*model_);
+  const std::string norm_state = encode_norm_state(*model_);
+  if (!norm_state.empty()) m[kNormStateKey] = norm_state;
   return m;
 }
 
@@ -45,8 +46,7 @@ void GPTTask::restore_extra_state(const std::map<std::string, std::string>& meta
   auto dropout_state = metadata.find("dropout_generator");
   if (dropout_state != metadata.end())
     model_->dropout_gen.set_state(decode_state(dropout_state->second, "dropout_generator"));
-  auto caches = metadata.find("bhyt_c_attn");
-  if (caches != metadata.end()) restore_c_attn_caches(*model_, caches->second);
+  restore_norm_state(*model_, metadata);
 }
 
 // Mean loss over the fixed validation batches, without recording a graph.
