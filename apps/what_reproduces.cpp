@@ -1,6 +1,6 @@
-// what_reproduces: the table of the papers' claims as the regime pages judge them
+// what_reproduces: the table of the three papers' claims as their studies judge them
 // (studies/reproduces/reproduces.h).
-//   build/release/what_reproduces          # docs/results/reproduces.md from regime_full and regime_verma
+//   build/release/what_reproduces          # docs/results/reproduces.md from the default pages' results
 #include "studies/reproduces/reproduces.h"
 #include "train/flags/program.h"
 

@@ -305,7 +305,7 @@ void speed_view(const json& results, json& view, json& summary, json& claims) {
   if (!results["speed"].is_array()) {
     view["speed"] = false;
     claims.push_back(claim_row(claim, paper, "-", "untestable here", "",
-                               "this run timed nothing (--speed-steps 0); `depth_study --speed` times it"));
+                               "this run timed nothing (--speed-steps 0); a run with --speed-steps N times it"));
     return;
   }
   const std::vector<SpeedRow> rows = speed_rows(results["speed"]);
@@ -343,7 +343,7 @@ void speed_view(const json& results, json& view, json& summary, json& claims) {
                                gain > 0.02 ? "reproduced" : "not reproduced", line));
   }
   view["speed"] = speed;
-  view["speed_seconds"] = fmt(number(results["speed_seconds"]), "%.0f");
+  view["speed_seconds"] = fmt(number(results.value("speed_seconds", json())), "%.0f");
 }
 
 // The per-layer variances (means over the seeds) the plots draw: one CSV per depth and

@@ -58,8 +58,14 @@ json cbwc_training_claims(const json& comparison) {
       const std::string claim = "CBWC + RMSNorm trains exactly like LayerNorm from the same start (" +
                                 cbwc.value("label", "cbwc") + " against " + ln.value("label", "ln") + ")";
       const std::string paper = "the same outputs and gradients: one trajectory up to float rounding";
+      // the pair's recipe, as the table's recipe column says it
+      const std::string recipe = ln.value("config", json::object()).value("recipe", "");
+      auto add = [&](json row) {
+        row["recipe"] = recipe.empty() ? "the demo's" : "`--recipe " + recipe + "`";
+        rows.push_back(row);
+      };
       if (!trained(cbwc) || !trained(ln)) {
-        rows.push_back(claim_row(claim, paper, "-", "untestable here", "", "a run of the pair failed or diverged"));
+        add(claim_row(claim, paper, "-", "untestable here", "", "a run of the pair failed or diverged"));
         continue;
       }
       // every logged validation loss, step by step
@@ -78,9 +84,9 @@ json cbwc_training_claims(const json& comparison) {
                                fmt(largest, "%.2g") + " nats (end " + fmt(end_a, "%.6f") + " against " +
                                fmt(end_b, "%.6f") + ")";
       if (compared == 0)
-        rows.push_back(claim_row(claim, paper, here, "untestable here", "", "the two runs logged no common step"));
+        add(claim_row(claim, paper, here, "untestable here", "", "the two runs logged no common step"));
       else
-        rows.push_back(claim_row(claim, paper, here, largest <= kSameTrajectoryNats ? "reproduced" : "not reproduced",
+        add(claim_row(claim, paper, here, largest <= kSameTrajectoryNats ? "reproduced" : "not reproduced",
                                  "threshold " + fmt(kSameTrajectoryNats, "%.0e") + " nats at every evaluation"));
     }
   }

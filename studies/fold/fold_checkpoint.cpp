@@ -72,7 +72,7 @@ std::string gpt_or_vit_norm(const std::string& description) {
 
 // Writes `folded`'s parameters with the optimizer state, step and batch generator of
 // the ln checkpoint, its metadata renamed to cbwc, the detection report, and the check's
-// figures as fold_check.json (what_reproduces reads a copy of it: studies/fold/fold_claims.h).
+// figures as fold_check.json (what_reproduces reads a copy of it: studies/fold/cbwc_claims.h).
 void write_folded(Module& ln, Module& folded, const AdamW& optim, const CheckpointInfo& info,
                   const Generator& batch_gen, const std::string& in, const std::string& out_dir,
                   const std::string& report, const nlohmann::json& check) {

@@ -32,12 +32,6 @@ std::string regime_recipe(const json& results) {
   return name == "verma" ? "Verma's (`--recipe verma`)" : name.empty() ? "study's own" : "`--recipe " + name + "`";
 }
 
-// The recipe a comparison's runs share (compare_norms' results.json: "recipe", a name or "").
-std::string comparison_recipe(const json& results) {
-  const std::string name = results.value("recipe", json("")).is_string() ? results.value("recipe", "") : "";
-  return name.empty() ? "the demo's" : "`--recipe " + name + "`";
-}
-
 // The papers, in the order the table lists them, and the results file a paper's rows come from.
 const std::vector<std::string> kPapers = {"DyT regimes (Verma 2026)", "BHyT (Byun et al. 2026)",
                                           "CBWC + RMSNorm (Enjoy your layer normalization...)"};
@@ -66,13 +60,16 @@ json claims_of(const json& results) {
   } else if (kind == "depth") {
     rows = depth_claims(results), paper = kPapers[1], recipe = "the depth study's (GPT-2 block)";
   } else if (kind == "comparison") {
-    rows = cbwc_training_claims(results), paper = kPapers[2], recipe = comparison_recipe(results);
+    rows = cbwc_training_claims(results), paper = kPapers[2];  // each row names its pair's recipe
   } else if (kind == "fold") {
     rows = fold_claims(results), paper = kPapers[2], recipe = "a trained demo checkpoint";
   } else {
     fail("a results file of the study '", kind, "', which makes no claim what_reproduces knows");
   }
-  for (json& row : rows) row["paper_name"] = paper, row["recipe"] = recipe;
+  for (json& row : rows) {
+    row["paper_name"] = paper;
+    if (!row.contains("recipe")) row["recipe"] = recipe;
+  }
   return rows;
 }
 
@@ -145,8 +142,9 @@ std::string render_reproduces(const std::vector<ClaimsPage>& pages, const std::s
 int what_reproduces_main(const std::vector<std::string>& args) {
   FlagParser p(
       "what_reproduces",
-      "Write the table of the paper's claims as the regime pages judge them, from the results file beside each "
-      "page (PAGE.json), one row per claim with the paper's number, ours, the status, the recipe and the page.");
+      "Write the table of the three papers' claims as the studies judge them (DyT's regime grids, BHyT's depth "
+      "study, CBWC's comparison and fold), from the results file beside each page (PAGE.json), one row per claim "
+      "with the paper's number, ours, the status, the recipe and the page.");
   std::vector<std::string> pages = {"docs/results/regime_full.md", "docs/results/regime_verma.md",
                                     "docs/results/demo.md", "docs/results/folding.md"};
   std::string out = "docs/results/reproduces.md";
@@ -176,6 +174,14 @@ int what_reproduces_main(const std::vector<std::string>& args) {
     }
     if (kind == "regime") check_results_schema(results, regime_results_schema(), "--pages", js.string());
     if (kind == "depth") check_results_schema(results, depth_results_schema(), "--pages", js.string());
+    try {
+      NL_CHECK(!claims_of(results).empty(), "it holds no claim what_reproduces knows (a ", kind,
+               " results file without the runs a claim needs)");
+    } catch (const json::exception& e) {
+      fail("--pages: ", js.string(), ": ", e.what());
+    } catch (const Error& e) {
+      fail("--pages: ", js.string(), ": ", e.what());
+    }
     const fs::path rel = fs::proximate(md, fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path());
     loaded.push_back({results, rel.string()});
     command += (i ? "," : "") + pages[i];

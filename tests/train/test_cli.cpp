@@ -122,6 +122,10 @@ TEST_CASE("FlagParser alias: an older name sets the flag, is recorded under the 
     auto [p, arms] = parse({"--arms", "e"});
     CHECK(*arms == std::vector<std::string>{"e"});
   }
+  {
+    auto [p, arms] = parse({"--arms", "--runs"});  // a value that reads like the older name stays a value
+    CHECK(*arms == std::vector<std::string>{"--runs"});
+  }
   nl::FlagParser q("prog", "");
   std::vector<std::string> v;
   q.list("--arms", v, "");

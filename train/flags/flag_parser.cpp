@@ -477,11 +477,20 @@ bool FlagParser::parse(int argc, const char* const* argv) {
 
 bool FlagParser::parse(const std::vector<std::string>& as_given) {
   Impl& m = *impl_;
-  // an older name becomes the flag's own, alone or as --older=VALUE
+  // an older name becomes the flag's own, alone or as --older=VALUE; a flag's value is
+  // left as it is, even when it reads like an older name (--note --runs)
   std::vector<std::string> given_args = as_given;
-  for (std::string& a : given_args)
+  bool is_value = false;
+  for (std::string& a : given_args) {
+    if (is_value) {
+      is_value = false;
+      continue;
+    }
     for (const auto& [older, flag] : m.aliases)
       if (a == older || a.rfind(older + "=", 0) == 0) a = flag + a.substr(older.size());
+    const Impl::Entry* e = a.rfind("--", 0) == 0 && a.find('=') == std::string::npos ? m.find(a) : nullptr;
+    is_value = a == "--config" || (e && e->kind != Kind::Toggle);
+  }
   for (const std::string& a : given_args) {
     if (a == "--help" || a == "-h") {
       std::printf("%s", help().c_str());

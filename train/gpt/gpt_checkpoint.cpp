@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/model_json.h"
+#include "nn/norm_state.h"
 #include "tensor/error.h"
 #include "train/flags/flag_parser.h"
 #include "train/io/checkpoint.h"
@@ -11,42 +12,10 @@
 
 namespace nl {
 
-std::string encode_norm_state(const GPT& model) {
-  nlohmann::json states = nlohmann::json::array();
-  bool any = false;
-  for (const auto& b : model.blocks) {
-    const std::string s = b->site_pair() ? b->site_pair()->state() : "";
-    any |= !s.empty();
-    states.push_back(s);
-  }
-  return any ? states.dump() : "";
-}
+std::string encode_norm_state(const GPT& model) { return encode_norm_state(model.blocks); }
 
 void restore_norm_state(GPT& model, const std::map<std::string, std::string>& metadata) {
-  std::vector<std::string> states;
-  std::string key = kNormStateKey;
-  auto saved = metadata.find(key);
-  if (saved != metadata.end()) {
-    const auto parsed = nlohmann::json::parse(saved->second, nullptr, /*allow_exceptions=*/false);
-    NL_CHECK(parsed.is_array(), "checkpoint: ", key, " is not a JSON array of strings");
-    for (const auto& s : parsed) {
-      NL_CHECK(s.is_string(), "checkpoint: ", key, " is not a JSON array of strings");
-      states.push_back(s.get<std::string>());
-    }
-  } else {
-    const NormKind& kind = norm_kind(model.config.norm.name);
-    if (kind.legacy_pair_states) states = kind.legacy_pair_states(metadata);
-    key = "the " + model.config.norm.name + " state of an older checkpoint";
-  }
-  if (states.empty()) return;
-  NL_CHECK(states.size() == model.blocks.size(), "checkpoint: ", key, " holds ", states.size(), " entries for ",
-           model.blocks.size(), " blocks");
-  for (size_t i = 0; i < states.size(); ++i) {
-    if (states[i].empty()) continue;
-    SitePair* pair = model.blocks[i]->site_pair();
-    NL_CHECK(pair, "checkpoint: ", key, " holds a state for block ", i, ", whose norm keeps none");
-    pair->restore(states[i]);
-  }
+  restore_norm_state(model.blocks, model.config.norm.name, metadata);
 }
 
 std::map<std::string, std::string> load_gpt_weights(GPT& model, const std::string& path, const std::string& what) {

@@ -13,13 +13,8 @@
 
 namespace nl {
 
-// The blocks' site-pair states as a checkpoint's kNormStateKey metadata holds them: a
-// JSON array of one string per block (SitePair::state); empty when no block keeps any.
+// nn/norm_state.h's encode_norm_state and restore_norm_state for a GPT's blocks.
 std::string encode_norm_state(const GPT& model);
-// Restores them from a checkpoint's metadata: kNormStateKey, or in a checkpoint written
-// before that key the entries its norm kind reads (NormKind::legacy_pair_states). A
-// checkpoint that holds neither changes nothing; one whose entries do not fit the blocks
-// is refused naming the key.
 void restore_norm_state(GPT& model, const std::map<std::string, std::string>& metadata);
 
 // Loads the checkpoint at `path` (a run's folder or a .safetensors file) into `model`,

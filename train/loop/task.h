@@ -38,13 +38,13 @@ class TrainTask {
   // checkpointed run stood (`saved`: its batch generator); throws when that cannot be
   // (another data order).
   virtual void resume_batches(int64_t step, int64_t batch, const Generator& saved) = 0;
-  // Whether next_batch can be undone by putting back the generator it had before
-  // (resume_batches(0, 0, before)); the loop then lets a stop signal abandon a step in
+  // Whether next_batch can be undone by resume_batches(step, batch, the generator it had
+  // before); the loop then lets a stop signal abandon a step in
   // its forward or backward pass (autograd/interrupt.h). The GPT's batches are the
   // generator's draws; the ViT replays its batcher from the start.
   virtual bool batches_rewind() const { return false; }
   // State beyond parameters and optimizer that an exact resume needs, as checkpoint
-  // metadata (the dropout generator, BHyT's c_attn caches).
+  // metadata (the dropout generator, a site pair's state: nn/norms/site_pair.h).
   virtual std::map<std::string, std::string> extra_state() const { return {}; }
   virtual void restore_extra_state(const std::map<std::string, std::string>& metadata) {}
 

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "autograd/ops.h"
+#include "nn/norm_state.h"
+#include "nn/norms/site_pair.h"
 #include "nn/model_json.h"
 #include "tensor/ops.h"
 #include "train/io/files.h"
@@ -65,7 +67,11 @@ ViTTask::ViTTask(const ViTRunConfig& c) : c_(c), device_(c.device == "cuda" ? De
   model_ = std::make_unique<ViT>(c_.model, init_gen);
   model_->to(device_);  // before the loop flattens: the flat buffers and the optimizer state follow
   model_->set_probe(&rms_);
-  batcher_ = std::make_unique<ImageBatcher>(data_.train, data_.mean, data_.std, c.augment, c.seed + 1);
+  batcher_ = fresh_batcher();
+}
+
+std::unique_ptr<ImageBatcher> ViTTask::fresh_batcher() const {
+  return std::make_unique<ImageBatcher>(data_.train, data_.mean, data_.std, c_.augment, c_.seed + 1);
 }
 
 int64_t ViTTask::steps() const {
@@ -83,10 +89,22 @@ Var ViTTask::loss(const Tensor& x, const Tensor& y) { return model_->loss(Var(x.
 // must land where the checkpoint says. Skipping draws no pixels: 5000 steps of 128
 // images replay in milliseconds.
 void ViTTask::resume_batches(int64_t step, int64_t batch, const Generator& saved) {
-  batcher_ = std::make_unique<ImageBatcher>(data_.train, data_.mean, data_.std, c_.augment, c_.seed + 1);
+  batcher_ = fresh_batcher();
   for (int64_t s = 0; s < step; ++s) batcher_->skip(batch);
   NL_CHECK(saved.state() == batcher_->generator().state(), "--resume: the checkpoint in ", c_.out_dir,
            " was written with another data order (a different --seed, --batch, --val-size or augmentation?)");
+}
+
+// BHyT's ||W_V W_O||^2 caches and refresh counters (a site pair's state): without them
+// a resumed run would refresh its caches at other steps than the straight run.
+std::map<std::string, std::string> ViTTask::extra_state() const {
+  const std::string norm_state = encode_norm_state(model_->blocks);
+  if (norm_state.empty()) return {};
+  return {{kNormStateKey, norm_state}};
+}
+
+void ViTTask::restore_extra_state(const std::map<std::string, std::string>& metadata) {
+  restore_norm_state(model_->blocks, c_.model.norm.name, metadata);
 }
 
 std::vector<double> ViTTask::step_values(int64_t steps_done, int64_t batch) const {

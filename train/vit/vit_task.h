@@ -46,6 +46,8 @@ class ViTTask : public TrainTask {
   const Generator& batch_generator() const override { return batcher_->generator(); }
   void resume_batches(int64_t step, int64_t batch, const Generator& saved) override;
   bool batches_rewind() const override { return true; }  // resume_batches replays from a fresh batcher
+  std::map<std::string, std::string> extra_state() const override;
+  void restore_extra_state(const std::map<std::string, std::string>& metadata) override;
   std::string data_fingerprint() const override { return nl::data_fingerprint(data_.bytes, data_.crc32); }
   std::vector<std::string> step_columns() const override { return {"epoch"}; }
   std::vector<double> step_values(int64_t steps_done, int64_t batch) const override;
@@ -63,6 +65,7 @@ class ViTTask : public TrainTask {
   FashionMnist data_;
   std::unique_ptr<ViT> model_;
   std::unique_ptr<ImageBatcher> batcher_;
+  std::unique_ptr<ImageBatcher> fresh_batcher() const;  // the batch order of step 0, from the seed
   ResidualRms rms_;
 };
 
