@@ -19,6 +19,8 @@
 #include "tests/fake_fashion_mnist.h"
 #include "tests/train/run_fixtures.h"
 #include "train/io/safetensors.h"
+#include "train/loop/run_files.h"
+#include "train/safety/stop_signals.h"
 
 using Catch::Contains;
 namespace fs = std::filesystem;
@@ -281,4 +283,45 @@ TEST_CASE("run folders: a dangling link as --out is named as such", "[fault][cli
   CHECK(count_lines(r.err) == 1);
   CHECK_THAT(r.err, Contains("--out " + link + " is a link to " + f.tmp.sub("gone") + ", which does not exist"));
   CHECK_FALSE(fs::exists(f.tmp.sub("gone")));
+}
+
+TEST_CASE("run folders: a signal while the run is set up removes the lock and the folders the run made",
+          "[run-lock][cli]") {
+  // the window between taking the lock and the first training step, made deterministic:
+  // a child process takes the folder's lock as train() does and is sent SIGTERM at once.
+  // Before, the handler's immediate exit left OUT/run.lock in a folder the run had made.
+  TempDir tmp;
+  const std::string out = tmp.sub("new/run");
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    nl::install_stop_signals("child");
+    {
+      nl::RunFiles files(out, true, false, false);
+      if (!fs::exists(out + "/run.lock")) _exit(3);
+      raise(SIGTERM);
+    }
+    _exit(4);  // not reached: the handler exits with 128 + SIGTERM
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(fs::exists(tmp.sub("new")));  // made for the run too, so removed
+  // a folder that was there keeps itself; only the lock goes
+  const std::string kept = tmp.sub("kept");
+  fs::create_directories(kept);
+  const pid_t again = fork();
+  REQUIRE(again >= 0);
+  if (again == 0) {
+    nl::install_stop_signals("child");
+    nl::RunFiles files(kept, true, false, false);
+    raise(SIGTERM);
+    _exit(4);
+  }
+  REQUIRE(waitpid(again, &status, 0) == again);
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  CHECK(fs::exists(kept));
+  CHECK_FALSE(fs::exists(kept + "/run.lock"));
 }

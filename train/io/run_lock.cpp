@@ -65,6 +65,17 @@ RunFolderLock::RunFolderLock(const std::string& dir, const std::string& flag)
            ": cannot write the lock file ", path_, ": ", std::strerror(errno));
 }
 
+std::vector<std::string> RunFolderLock::made_folders() const {
+  std::vector<std::string> folders;
+  if (!made_dir_ || made_top_.empty()) return folders;
+  std::error_code ec;
+  for (fs::path q = fs::absolute(dir_, ec); !q.empty() && q != q.parent_path(); q = q.parent_path()) {
+    folders.push_back(q.string());
+    if (q.string() == made_top_) break;
+  }
+  return folders;
+}
+
 RunFolderLock::~RunFolderLock() {
   if (fd_ < 0) return;
   unlink(path_.c_str());

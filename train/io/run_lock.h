@@ -5,6 +5,7 @@
 // folder mixing the loser's config.json with the winner's checkpoint.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace nl {
 
@@ -20,6 +21,10 @@ class RunFolderLock {
   RunFolderLock(const std::string& dir, const std::string& flag);
   // Deletes the lock file while still holding it, then lets go.
   ~RunFolderLock();
+  const std::string& path() const { return path_; }
+  // The folders the lock made (absolute), the run's first, up to the highest; none when
+  // the folder was there.
+  std::vector<std::string> made_folders() const;
   RunFolderLock(const RunFolderLock&) = delete;
   RunFolderLock& operator=(const RunFolderLock&) = delete;
 

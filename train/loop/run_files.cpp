@@ -8,6 +8,7 @@
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
 #include "train/io/text_fields.h"
+#include "train/safety/stop_signals.h"
 
 namespace nl {
 
@@ -24,7 +25,14 @@ RunFiles::RunFiles(std::string dir, bool lead, bool resume, bool overwrite)
     : dir_(std::move(dir)), lead_(lead), overwrite_(overwrite) {
   check_fresh_folder(dir_, "--out", resume, overwrite);
   if (lead_) lock_.emplace(dir_, "--out");
+  // a signal before the training window ends the program at once: the lock file and the
+  // folders it made go with it ("no file was written" stays true)
+  if (lock_) set_stop_cleanup(lock_->path(), lock_->made_folders());
   check_fresh_folder(dir_, "--out", resume, overwrite);
+}
+
+RunFiles::~RunFiles() {
+  if (lock_) clear_stop_cleanup();
 }
 
 void RunFiles::start(const std::string& config_json, const LogColumns& columns, int64_t keep_log_until) {

@@ -41,6 +41,9 @@ class RunFiles {
   // flags), takes its lock on the lead rank, and checks it again under the lock: another
   // run may have written there between the first check and the lock. Writes nothing else.
   RunFiles(std::string dir, bool lead, bool resume, bool overwrite);
+  ~RunFiles();
+  RunFiles(const RunFiles&) = delete;
+  RunFiles& operator=(const RunFiles&) = delete;
 
   // Once every input is valid: makes the folder, deletes the old run's files with
   // --overwrite, writes config.json, and opens log.csv with `columns` (keeping a resumed

@@ -15,6 +15,12 @@ volatile std::sig_atomic_t g_deferring = 0;
 const char* volatile g_note = "";
 char g_program[64] = "";
 bool g_installed = false;
+// set_stop_cleanup's paths; g_cleanup_count is set last, so the handler never reads a
+// half-copied path
+constexpr size_t kCleanupPath = 4096, kCleanupFolders = 8;
+char g_cleanup_file[kCleanupPath] = "";
+char g_cleanup_folders[kCleanupFolders][kCleanupPath];
+volatile std::sig_atomic_t g_cleanup_count = 0, g_cleanup_armed = 0;
 
 void write_text(const char* s) {
   for (size_t n = strlen(s); n > 0;) {
@@ -30,6 +36,10 @@ extern "C" void on_stop_signal(int sig) {
   if (g_deferring) {
     g_stop_signal = sig;
     return;
+  }
+  if (g_cleanup_armed) {  // unlink and rmdir are async-signal-safe
+    unlink(g_cleanup_file);
+    for (int i = 0; i < (int)g_cleanup_count; ++i) rmdir(g_cleanup_folders[i]);
   }
   write_text(g_program);
   write_text(": stopped by ");
@@ -66,6 +76,22 @@ StopSignalWindow::StopSignalWindow() { g_deferring = 1; }
 StopSignalWindow::~StopSignalWindow() { g_deferring = 0; }
 
 void set_stop_note(const char* note) { g_note = note; }
+
+void set_stop_cleanup(const std::string& file, const std::vector<std::string>& folders) {
+  g_cleanup_armed = 0;
+  g_cleanup_count = 0;
+  if (file.size() >= kCleanupPath) return;
+  std::memcpy(g_cleanup_file, file.c_str(), file.size() + 1);
+  int n = 0;
+  for (const std::string& f : folders) {
+    if (f.size() >= kCleanupPath || n == (int)kCleanupFolders) break;  // the rest stays: rmdir goes deepest first
+    std::memcpy(g_cleanup_folders[n++], f.c_str(), f.size() + 1);
+  }
+  g_cleanup_count = n;
+  g_cleanup_armed = 1;
+}
+
+void clear_stop_cleanup() { g_cleanup_armed = 0; }
 
 int stop_signal() { return g_stop_signal; }
 

@@ -12,6 +12,8 @@
 //   train_gpt: stopped by SIGTERM before the first training step (no checkpoint was written by this run)
 // whose tail is the note of the phase (set_stop_note).
 #pragma once
+#include <string>
+#include <vector>
 
 namespace nl {
 
@@ -35,6 +37,13 @@ class StopSignalWindow {
 // What the line of an immediate stop says after the signal's name; `note` must live as
 // long as the program (a string literal).
 void set_stop_note(const char* note);
+
+// What a signal that ends the program at once removes first, so that a run stopped while
+// it is set up leaves nothing behind: a run folder's lock file and the folders made for
+// it, deepest first (rmdir: only while empty). Copies the paths (at most 8 folders of
+// 4095 bytes; longer ones are not removed). clear_stop_cleanup: nothing to remove.
+void set_stop_cleanup(const std::string& file, const std::vector<std::string>& folders);
+void clear_stop_cleanup();
 
 // The signal that asked the run to stop, 0 while none has.
 int stop_signal();
