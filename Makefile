@@ -295,7 +295,7 @@ $(BUILD)/%: bench/%.cpp $(LIB)
 # libFuzzer targets, built only in the SANITIZE=fuzz build (scripts/fuzz.sh drives it),
 # from the tensor layer and the three parsers only: a third of the library to compile
 FUZZ_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp) tensor/cuda/stub.cpp train/io/safetensors.cpp train/io/checksum.cpp \
-             train/data/fashion_mnist.cpp train/flags/flag_parser.cpp train/io/files.cpp
+             train/data/fashion_mnist.cpp train/flags/flag_parser.cpp train/io/files.cpp train/io/text_fields.cpp
 FUZZ_OBJS := $(FUZZ_SRCS:%.cpp=$(BUILD)/%.o)
 $(BUILD)/%: fuzz/%.cpp $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)

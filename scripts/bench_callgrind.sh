@@ -24,7 +24,7 @@ for tool in valgrind callgrind_annotate; do
   fi
 done
 # bench_callgrind links none of the studies, the ViT or folding: those are not compiled
-omit='studies/compare/% studies/depth/% studies/regime/% studies/report/% studies/fold/% train/vit/% nn/fold%'
+omit='studies/compare/% studies/depth/% studies/regime/% studies/report/% studies/fold/% studies/reproduces/% train/vit/vit_run% train/vit/vit_task% nn/fold%'
 nice -n 10 make --no-print-directory -j"$(nproc)" SANITIZE=callgrind LIB_OMIT="$omit" build/callgrind/bench_callgrind \
   >build/callgrind-build.log 2>&1 ||
   { tail -30 build/callgrind-build.log; echo "callgrind build failed (build/callgrind-build.log)"; exit 1; }
