@@ -138,4 +138,12 @@ void sgemm_tiled(const Gemm* products, int64_t count, const GemmEpilogue& epilog
            " product");
 }
 
+const char* tile_sgemm_library() {
+#ifdef NL_GEMM_ONEDNN
+  return "oneDNN";
+#else
+  return "OpenBLAS";
+#endif
+}
+
 }  // namespace nl

@@ -37,6 +37,9 @@ struct Gemm {
 // OpenMP build follows omp_get_max_threads() outside an active parallel region).
 void sgemm_one_thread(const Gemm& g);
 
+// The library whose sgemm each tile calls in this build: "OpenBLAS", or "oneDNN" (GEMM=onednn).
+const char* tile_sgemm_library();
+
 // The tile a product of this shape is cut into: `rows` x `cols` of C (the last row and
 // column of tiles may be smaller). A function of (m, n, k) only.
 struct GemmTile {
