@@ -7,7 +7,7 @@
 #   scripts/compare_torch.sh "tiny small" "1 2" 3          # the default
 #   scripts/compare_torch.sh "tiny tiny-T256 tiny-T1024 small-C768" "1"
 #
-# Each round runs, for every configuration and thread count, build/release/bench_gpt
+# Each round runs, for every configuration and thread count, build/release/bench_gpt ($BENCH_GPT)
 # (ln, the training step only) and ../shared/tools/torch_gpt_bench.py (sdpa attention)
 # one after the other, so that a load that comes and goes meets both. The table holds
 # the median over the rounds of each side's median ms/step, the ratio PyTorch / normlab,
@@ -25,7 +25,7 @@ threads=${2:-1 2}
 rounds=${3:-3}
 py=${TORCH_PYTHON:-$HOME/torch-venv/bin/python}
 tool=${TORCH_BENCH:-../shared/tools/torch_gpt_bench.py}
-bench=build/release/bench_gpt
+bench=${BENCH_GPT:-build/release/bench_gpt}   # BENCH_GPT=build/release-onednn/bench_gpt: the GEMM=onednn build
 [ -x "$py" ] || { echo "compare_torch.sh: no PyTorch venv at $py (set TORCH_PYTHON)" >&2; exit 2; }
 [ -f "$tool" ] || { echo "compare_torch.sh: no $tool (set TORCH_BENCH)" >&2; exit 2; }
 [ -x "$bench" ] || { echo "compare_torch.sh: no $bench (run make benches)" >&2; exit 2; }
