@@ -107,12 +107,6 @@ const ResultSchema kDepthFields = {
     {"runs[].kappa", kNumber | kNull}, {"runs[].train_loss", kNumber | kNull}, {"runs[].val_loss", kNumber | kNull},
     {"runs[].tok_s", kNumber | kNull}, {"runs[].lambda_min", kNumber | kNull}, {"runs[].lambda_max", kNumber | kNull}};
 
-}  // namespace
-
-ResultSchema depth_results_schema() { return kDepthFields; }
-
-namespace {
-
 DepthRun run_from_json(const json& j) {
   DepthRun r;
   r.depth = j["depth"];

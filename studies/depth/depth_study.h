@@ -18,17 +18,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "studies/report/results_schema.h"
-
 namespace nl {
 
 int depth_study_main(const std::vector<std::string>& args);
 
 // The report for a results.json (exposed for the tests). plotted: the plots exist.
 std::string render_depth_report(const nlohmann::json& results, bool plotted);
-
-// The fields of its results.json that the report reads (--reuse and what_reproduces check them first).
-ResultSchema depth_results_schema();
 
 // The BHyT paper's claims as the report judges them, one row each ({claim, paper, here,
 // status, why, detail}: studies/report/claims.h), for the "what reproduces" table.
