@@ -18,4 +18,6 @@ void poll_interrupt() {
   if (poll && poll()) throw Interrupted();
 }
 
+bool interrupt_polling() { return g_poll.load(std::memory_order_relaxed) != nullptr; }
+
 }  // namespace nl

@@ -29,4 +29,8 @@ class InterruptPoll {
 // work only, never inside a parallel region.
 void poll_interrupt();
 
+// Whether a poll is installed (a step that could be abandoned): the training loop's ranks
+// vote on abandoning a step only then, so that all of them make the same collective calls.
+bool interrupt_polling();
+
 }  // namespace nl

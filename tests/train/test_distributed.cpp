@@ -2,6 +2,7 @@
 // the MPI build (build/<this build>-mpi/train_gpt, made by `make MPI=1`) on this machine.
 //   equivalence: 2 ranks with batch B (B/2 rows each) log the same losses and gradient
 //                norms, step for step, as one process of the plain build with batch B
+//   stop:        SIGTERM to one rank abandons the step in progress on every rank
 //   faults:      a rank killed mid-run makes the job end within a bounded time with
 //                mpirun's report, and --resume continues from the last checkpoint to
 //                the same losses; a rank that hangs (SIGSTOP) trips the others' watchdog
@@ -215,6 +216,50 @@ TEST_CASE("distributed: a killed rank ends the job promptly and --resume continu
   REQUIRE(resumed.code == 0);
   CHECK(checkpoint_step(dir + "/checkpoint.safetensors") == steps);
   check_same_losses(tmp.sub("reference") + "/log.csv", dir + "/log.csv", steps, false);
+}
+
+TEST_CASE("distributed: a stop signal to one rank abandons its step on every rank; the resumed run is the same",
+          "[mpi][needs-mpi][needs-fortunes]") {
+  require_ready();
+  TempDir tmp;
+  // steps of seconds (2048 windows of 64 bytes, half per rank): SIGTERM to rank 1 only,
+  // 0.3 s into step 2. Before, a step under mpirun always ran to its end (the ranks meet
+  // in the gradients' all-reduce), so step 2 was logged and its checkpoint written.
+  const std::string run = "--layers 2 --dim 64 --heads 4 --seq 64 --batch 2048 --threads 1 --quiet "
+                          "--eval-every 1000 --eval-batches 1 --steps 100 --warmup 0 --checkpoint-every 1";
+  const std::string dir = tmp.sub("stopped"), err = tmp.sub("err.txt");
+  const std::string mpi = mpirun_flags(2) + " " + kMpiTrainGpt + " " + run;
+  const pid_t mpirun = spawn_program(mpirun_path(), split_args(mpi + " --out " + dir), tmp.sub("out.txt"), err);
+  REQUIRE(mpirun > 0);
+  const bool checkpointed = wait_for_file(dir + "/checkpoint.safetensors", std::chrono::seconds(120));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const pid_t victim = rank_pid(mpirun, 1);
+  if (victim > 0) kill(victim, SIGTERM);
+  int status = 0;
+  const bool ended = wait_bounded(mpirun, std::chrono::seconds(120), status);
+  INFO("mpirun stderr: " << read_bytes(err));
+  REQUIRE(checkpointed);
+  REQUIRE(victim > 0);
+  REQUIRE(ended);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) != 0);
+  // rank 0 never saw the signal: it learnt it from the vote, and its checkpoint is step 1's
+  CHECK_THAT(read_bytes(err), Contains("stopped by SIGTERM: checkpoint of step 1"));
+  REQUIRE(read_csv_rows(dir + "/log.csv").size() == 2);
+  CHECK(checkpoint_step(dir + "/checkpoint.safetensors") == 1);
+
+  // the resumed job draws the abandoned batch again: its step 2 is the straight job's, bit for bit
+  const RunResult resumed = run_program(mpirun_path(), mpi + " --resume --stop-after 2 --out " + dir, tmp);
+  INFO("resumed stderr: " << resumed.err);
+  REQUIRE(resumed.code == 0);
+  const RunResult direct = run_program(mpirun_path(), mpi + " --stop-after 2 --out " + tmp.sub("direct"), tmp);
+  REQUIRE(direct.code == 0);
+  const auto a = read_csv_rows(dir + "/log.csv"), b = read_csv_rows(tmp.sub("direct") + "/log.csv");
+  REQUIRE(a.size() == 3);
+  REQUIRE(b.size() == 3);
+  REQUIRE(a[0] == b[0]);
+  for (size_t k = 0; k < a[0].size(); ++k)  // every column but the speed, as the log writes it
+    if (a[0][k] != "tok_per_s") CHECK(a[2][k] == b[2][k]);
 }
 
 TEST_CASE("distributed: a rank that hangs trips the others' watchdog within --dist-timeout",

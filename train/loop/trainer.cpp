@@ -25,8 +25,27 @@ StepOutcome train_step(const std::function<Var()>& forward_loss, FlatParameters&
     profile::Scope scope("zero grads");
     flat.grads.fill_(0.0f);
   }
-  Var loss = forward_loss();
-  loss.backward();
+  Var loss;
+  bool interrupted = false;
+  try {
+    loss = forward_loss();
+    loss.backward();
+  } catch (const Interrupted&) {
+    if (dist::world_size() == 1) throw;
+    interrupted = true;
+  }
+  // With several ranks a step is abandoned by every rank or by none: a rank that left its
+  // forward or backward would never join the gradients' all-reduce below, so all ranks
+  // first agree on the signal (the largest any of them has seen). A rank without a signal
+  // finishes its own backward first, so the step ends within one rank's forward + backward.
+  if (dist::world_size() > 1 && interrupt_polling()) {
+    const int signal = dist::allreduce_max(stop_signal());
+    if (signal) {
+      end.signal = signal;
+      throw Interrupted();
+    }
+  }
+  NL_CHECK(!interrupted, "train_step: internal: an interrupted rank saw no stop signal");
   // equal shards: the mean of the ranks' mean losses and gradients is the global batch's
   dist::allreduce_mean(flat.grads);
   StepOutcome out;
@@ -57,13 +76,13 @@ void check_loop_config(const TrainConfig& c) {
 }
 
 // train_step on the task's next batch. A stop signal may abandon the step before the
-// optimizer runs (one process only: the other ranks would wait in the all-reduce): its
-// batch and the task's state are put back as they were, the checkpoint after the loop is
-// of the last whole step, and the result is none.
+// optimizer runs (on every rank together: train_step's vote): its batch and the task's
+// state are put back as they were, the checkpoint after the loop is of the last whole
+// step, and the result is none.
 std::optional<StepOutcome> step_unless_stopped(TrainTask& task, const TrainConfig& c, Batch& b, FlatParameters& flat,
                                                AdamW& optim, float lr, NonFiniteGuard& guard, int64_t step,
                                                RunEnd& end) {
-  const bool interruptible = task.batches_rewind() && dist::world_size() == 1;
+  const bool interruptible = task.batches_rewind();
   std::optional<Generator> batches_before;
   std::map<std::string, std::string> state_before;
   if (interruptible) batches_before = task.batch_generator(), state_before = task.extra_state();
@@ -75,7 +94,7 @@ std::optional<StepOutcome> step_unless_stopped(TrainTask& task, const TrainConfi
   } catch (const Interrupted&) {
     task.resume_batches(step, c.batch, *batches_before);
     task.restore_extra_state(state_before);
-    end.signal = stop_signal();
+    if (!end.signal) end.signal = stop_signal();  // several ranks: the vote's, the same on each
     return std::nullopt;
   }
 }
