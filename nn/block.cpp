@@ -33,6 +33,15 @@ void check_attention_name(const std::string& name) {
   fail("unknown attention '", name, "' (choose one of: standard, diff)");
 }
 
+std::vector<std::shared_ptr<Block>> make_blocks(BlockConfig config, Generator& gen) {
+  std::vector<std::shared_ptr<Block>> blocks;
+  for (int64_t l = 0; l < config.layers; ++l) {
+    config.layer = l + 1;
+    blocks.push_back(std::make_shared<Block>(config, gen));
+  }
+  return blocks;
+}
+
 Block::Block(const BlockConfig& c, Generator& gen) : config(c) {
   check_block_name(c.variant);
   const NormKind& kind = norm_kind(c.norm.name);

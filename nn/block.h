@@ -54,6 +54,11 @@ struct BlockConfig {
   Generator* dropout_gen = nullptr;  // not owned; needed when dropout > 0
 };
 
+class Block;
+// The stack of config.layers blocks, block l (from 0) told its depth l + 1 through
+// BlockConfig::layer, made in order from gen (the models register them as blocks.l).
+std::vector<std::shared_ptr<Block>> make_blocks(BlockConfig config, Generator& gen);
+
 class Block : public Module {
  public:
   Block(const BlockConfig& config, Generator& gen);

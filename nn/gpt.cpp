@@ -38,10 +38,8 @@ GPT::GPT(const GPTConfig& c, Generator& gen) : config(c) {
   BlockConfig b;
   b.dim = c.dim, b.heads = c.heads, b.causal = true, b.norm = c.norm, b.variant = c.block, b.layers = c.layers;
   b.mlp = c.mlp, b.attn = c.attn, b.bias = c.bias, b.dropout = c.dropout, b.dropout_gen = &dropout_gen;
-  for (int64_t l = 0; l < c.layers; ++l) {
-    b.layer = l + 1;
-    blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
-  }
+  blocks = make_blocks(b, gen);
+  for (size_t l = 0; l < blocks.size(); ++l) register_module("blocks." + std::to_string(l), blocks[l]);
   NormConfig final_norm = c.norm;
   final_norm.name = c.final_norm_name();
   ln_f = register_module("ln_f", make_norm(final_norm, c.dim, NormPlace::Final));

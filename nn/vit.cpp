@@ -38,10 +38,8 @@ ViT::ViT(const ViTConfig& c, Generator& gen) : config(c) {
   pos_embed = register_parameter("pos_embed", gen.normal({N + 1, c.dim}, 0.0f, 0.02f));
   BlockConfig b;
   b.dim = c.dim, b.heads = c.heads, b.causal = false, b.norm = c.norm, b.variant = "pre", b.layers = c.layers;
-  for (int64_t l = 0; l < c.layers; ++l) {
-    b.layer = l + 1;
-    blocks.push_back(register_module("blocks." + std::to_string(l), std::make_shared<Block>(b, gen)));
-  }
+  blocks = make_blocks(b, gen);
+  for (size_t l = 0; l < blocks.size(); ++l) register_module("blocks." + std::to_string(l), blocks[l]);
   NormConfig final_norm = c.norm;
   final_norm.name = c.final_norm_name();
   ln_f = register_module("ln_f", make_norm(final_norm, c.dim, NormPlace::Final));

@@ -276,7 +276,7 @@ int fold_ln_main(const std::vector<std::string>& args) {
   in = checkpoint_in(in);
   std::error_code ec;
   NL_CHECK(fs::exists(fs::symlink_status(in, ec)), "--in: no checkpoint at ", in);
-  // a FIFO, a device or a dangling link is named as such (before: "no checkpoint at")
+  // a FIFO, a device or a dangling link is named as such, not as a missing checkpoint
   ::close(open_regular_file(in, "--in"));
   // the folded checkpoint is a run's; it never replaces one (the input's included)
   check_fresh_folder(out_dir, "--out", false, false);

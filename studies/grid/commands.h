@@ -59,8 +59,8 @@ nlohmann::ordered_json check_command(const std::string& program, const std::vect
 // another flag of args implies (--block llama sets --mlp swiglu --bias off --tied-head off
 // unless they are given). A study that passes its whole recipe to every run must leave
 // these out of an arm's command, else the recipe's explicit defaults override the
-// implication (the regime study's Llama arms once trained GELU MLPs with biases and a
-// tied head). Throws as check_command.
+// implication (a Llama arm would train a GELU MLP with biases and a tied head). Throws
+// as check_command.
 std::vector<std::string> implied_keys(const std::string& program, const std::vector<std::string>& args);
 
 }  // namespace nl

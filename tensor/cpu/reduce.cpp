@@ -16,14 +16,30 @@
 #include "tensor/threads.h"
 
 namespace nl {
+namespace {
+
+// out[i] = row_value(row i of x's reduced axes laid out last, inner): every reduction
+// below is one function of a row.
+template <class RowValue>
+Tensor each_row(const Tensor& x, const ReducePlan& p, RowValue row_value) {
+  Tensor r = rows_layout(x, p);
+  Tensor out = Tensor::empty(p.out_shape);
+  const float* in = r.data();
+  float* o = out.data();
+#pragma omp parallel for if (x.numel() > kParallelGrain)
+  for (int64_t i = 0; i < p.rows; ++i) o[i] = row_value(in + i * p.inner, p.inner);
+  return out;
+}
+
+}  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   if (on_cuda("sum", {&x})) return cuda::sum(x, axes, keepdim);
   check_cpu_f32("sum", x);
   ReducePlan p = plan_reduce("sum", x, axes, keepdim);
-  Tensor out = Tensor::empty(p.out_shape);
-  float* o = out.data();
   if (p.leading_only && x.is_contiguous() && p.rows > 1) {
+    Tensor out = Tensor::empty(p.out_shape);
+    float* o = out.data();
     // out[j] = sum_i x[i, j]: stream the rows, accumulating columns in double
     const float* in = x.data();
     const int64_t cols = p.rows, n_rows = p.inner;
@@ -38,22 +54,28 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
     }
     return out;
   }
-  Tensor r = rows_layout(x, p);
-  const float* in = r.data();
-#pragma omp parallel for if (x.numel() > kParallelGrain)
-  for (int64_t i = 0; i < p.rows; ++i) {
+  return each_row(x, p, [](const float* row, int64_t n) {
     double acc = 0;
-    for (int64_t j = 0; j < p.inner; ++j) acc += in[i * p.inner + j];
-    o[i] = (float)acc;
-  }
-  return out;
+    for (int64_t j = 0; j < n; ++j) acc += row[j];
+    return (float)acc;
+  });
 }
+
+namespace {
+
+// The plan of a reduction that has no value over an empty group (mean, max), which it refuses.
+ReducePlan plan_nonempty(const char* op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
+  check_cpu_f32(op, x);
+  ReducePlan p = plan_reduce(op, x, axes, keepdim);
+  NL_CHECK(p.inner > 0, op, ": reducing ", describe(x), " over an empty axis");
+  return p;
+}
+
+}  // namespace
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   if (on_cuda("mean", {&x})) return cuda::mean(x, axes, keepdim);
-  check_cpu_f32("mean", x);
-  ReducePlan p = plan_reduce("mean", x, axes, keepdim);
-  NL_CHECK(p.inner > 0, "mean: reducing ", describe(x), " over an empty axis");
+  const ReducePlan p = plan_nonempty("mean", x, axes, keepdim);
   Tensor s = sum(x, axes, keepdim);
   float* o = s.data();
   for (int64_t i = 0; i < s.numel(); ++i) o[i] = (float)((double)o[i] / (double)p.inner);
@@ -62,25 +84,16 @@ Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
 
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   if (on_cuda("max", {&x})) return cuda::max(x, axes, keepdim);
-  check_cpu_f32("max", x);
-  ReducePlan p = plan_reduce("max", x, axes, keepdim);
-  NL_CHECK(p.inner > 0, "max: reducing ", describe(x), " over an empty axis");
-  Tensor r = rows_layout(x, p);
-  Tensor out = Tensor::empty(p.out_shape);
-  const float* in = r.data();
-  float* o = out.data();
-#pragma omp parallel for if (x.numel() > kParallelGrain)
-  for (int64_t i = 0; i < p.rows; ++i) {
+  const ReducePlan p = plan_nonempty("max", x, axes, keepdim);
+  return each_row(x, p, [](const float* row, int64_t n) {
     float m = -std::numeric_limits<float>::infinity();
     bool nan = false;
-    for (int64_t j = 0; j < p.inner; ++j) {
-      float v = in[i * p.inner + j];
-      nan |= std::isnan(v);
-      m = v > m ? v : m;
+    for (int64_t j = 0; j < n; ++j) {
+      nan |= std::isnan(row[j]);
+      m = row[j] > m ? row[j] : m;
     }
-    o[i] = nan ? std::numeric_limits<float>::quiet_NaN() : m;  // NaN propagates, as in PyTorch
-  }
-  return out;
+    return nan ? std::numeric_limits<float>::quiet_NaN() : m;  // NaN propagates, as in PyTorch
+  });
 }
 
 // var = sum (x - mean)^2 / (n - correction), two passes per row in double
@@ -90,21 +103,14 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim, int 
   ReducePlan p = plan_reduce("var", x, axes, keepdim);
   NL_CHECK(p.inner - correction > 0, "var: ", p.inner, " elements per group are too few for correction ",
            correction, " (", describe(x), ")");
-  Tensor r = rows_layout(x, p);
-  Tensor out = Tensor::empty(p.out_shape);
-  const float* in = r.data();
-  float* o = out.data();
-#pragma omp parallel for if (x.numel() > kParallelGrain)
-  for (int64_t i = 0; i < p.rows; ++i) {
-    const float* row = in + i * p.inner;
+  return each_row(x, p, [correction](const float* row, int64_t n) {
     double m = 0;
-    for (int64_t j = 0; j < p.inner; ++j) m += row[j];
-    m /= (double)p.inner;
+    for (int64_t j = 0; j < n; ++j) m += row[j];
+    m /= (double)n;
     double ss = 0;
-    for (int64_t j = 0; j < p.inner; ++j) ss += (row[j] - m) * (row[j] - m);
-    o[i] = (float)(ss / (double)(p.inner - correction));
-  }
-  return out;
+    for (int64_t j = 0; j < n; ++j) ss += (row[j] - m) * (row[j] - m);
+    return (float)(ss / (double)(n - correction));
+  });
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {

@@ -30,12 +30,13 @@ const std::string kRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 5 --eval-batches 1 --threads 1 --quiet "
     "--act-stats-every 0 --steps 30 --checkpoint-every 5";
 
-// A healthy run stopped at step 10 in dir.
-void healthy_run(const std::string& dir, const TempDir& tmp) {
+// A healthy run stopped at step 10 in dir; returns its checkpoint's bytes.
+std::string healthy_run(const std::string& dir, const TempDir& tmp) {
   REQUIRE_RESOURCE(missing_fortunes());
   RunResult r = run_program(kProgram, kRun + " --stop-after 10 --out " + dir, tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);
+  return read_bytes(dir + "/checkpoint.safetensors");
 }
 
 // The checkpoint of step 10 is there, whole and byte for byte the one before; no
@@ -78,8 +79,7 @@ TEST_CASE("disk: a full tmpfs fails the checkpoint write with ENOSPC; the previo
   TempDir tmp;
   const std::string dir = tmp.sub("run");
   REQUIRE_RESOURCE(missing_unshare());
-  healthy_run(dir, tmp);
-  const std::string before = read_bytes(dir + "/checkpoint.safetensors");
+  const std::string before = healthy_run(dir, tmp);
   // 160 KiB holds the run's files and the 92 KiB checkpoint, not a second one beside it
   RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 160, false, kRun + " --resume", tmp);
   check_one_line_error(r, {"checkpoint.safetensors.tmp", "No space left on device"});
@@ -96,8 +96,7 @@ TEST_CASE("disk: a read-only folder fails the first write; the checkpoint stays"
   TempDir tmp;
   const std::string dir = tmp.sub("run");
   REQUIRE_RESOURCE(missing_unshare());
-  healthy_run(dir, tmp);
-  const std::string before = read_bytes(dir + "/checkpoint.safetensors");
+  const std::string before = healthy_run(dir, tmp);
   RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 1024, true, kRun + " --resume", tmp);
   // found before the first write: the folder is not writable
   check_one_line_error(r, {"--out", "cannot write in", "Read-only file system"});
@@ -109,8 +108,7 @@ TEST_CASE("disk: a file-size limit fails the checkpoint write (EFBIG); the previ
           "[disk][needs-fortunes]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  healthy_run(dir, tmp);
-  const std::string before = read_bytes(dir + "/checkpoint.safetensors");
+  const std::string before = healthy_run(dir, tmp);
   // 60 000 bytes: the log fits, a 92 KiB checkpoint does not
   RunResult r = run_program("prlimit", "--fsize=60000 " + kProgram + " " + kRun + " --resume --out " + dir, tmp);
   check_one_line_error(r, {"checkpoint.safetensors.tmp", "File too large"});
@@ -121,8 +119,7 @@ TEST_CASE("disk: a log written to a full device (/dev/full) is a write error nam
           "[disk][needs-fortunes]") {
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  healthy_run(dir, tmp);
-  const std::string before = read_bytes(dir + "/checkpoint.safetensors");
+  const std::string before = healthy_run(dir, tmp);
   // the log is rewritten through log.csv.tmp (then renamed), which now leads to the device
   fs::create_symlink("/dev/full", dir + "/log.csv.tmp");
   RunResult r = run_program(kProgram, kRun + " --resume --out " + dir, tmp);

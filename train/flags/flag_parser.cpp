@@ -283,8 +283,9 @@ struct FlagParser::Impl {
   }
 
   // A recorded value of the JSON type its flag takes: true/false for a toggle, a number
-  // for a number, a string for text (before: "steps": false was dropped silently and
-  // "steps": true left its number behind as a stray argument).
+  // for a number, a string for text. Checked here, naming the key and file, because the
+  // values become command-line words: a toggle's false would vanish without a word and a
+  // number's true would leave a stray argument that names neither.
   static void check_config_value(const Entry& e, const std::string& key, const nlohmann::ordered_json& value,
                                  const std::string& path) {
     const char* wanted = nullptr;

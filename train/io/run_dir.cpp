@@ -67,7 +67,8 @@ void check_run_folder_name(const std::string& dir, const std::string& flag) {
 void check_fresh_folder(const std::string& dir, const std::string& flag, bool resume, bool overwrite) {
   check_run_folder_name(dir, flag);
   std::error_code ec;
-  // before: a dangling link passed as missing, and making the folder failed with "File exists"
+  // a dangling link is not a missing folder: exists() follows it and says no, and making
+  // the folder would then fail with a bare "File exists"
   if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(dir, ec))
     fail(flag, " ", dir, " is a link to ", fs::read_symlink(dir, ec).string(), ", which does not exist");
   NL_CHECK(!fs::exists(dir, ec) || fs::is_directory(dir, ec), flag, " ", dir, " is not a folder");
