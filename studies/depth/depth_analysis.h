@@ -1,5 +1,5 @@
 // What the depth study computes from its runs, as small functions the report's tables
-// and verdicts are built from (tests/studies/test_depth_analysis.cpp checks them on
+// and verdicts are built from (tests/studies/test_depth_study.cpp checks them on
 // hand-made inputs). A run's layers are numbered as act_stats.csv numbers them: layer 0
 // is the stream entering block 1 (the embedding output; for peri after its embedding
 // norm), layer l the stream leaving block l.

@@ -79,10 +79,4 @@ nlohmann::json speed_json(const std::vector<SpeedRow>& rows) {
   return j;
 }
 
-std::vector<SpeedRow> speed_rows(const nlohmann::json& j) {
-  std::vector<SpeedRow> rows;
-  for (const auto& r : j) rows.push_back({r["config"], r["norm"], r["step_ms"], r["forward_ms"]});
-  return rows;
-}
-
 }  // namespace nl

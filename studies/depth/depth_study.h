@@ -12,21 +12,16 @@
 // while Pre-LN lets it grow; with lambda/kappa < 1/sqrt(L) BHyT's per-layer output
 // variance stays below LayerNorm Scaling's; the block-level approximation tracks the
 // exact site-2 variance and is cheaper than BHyT*.
+//
+// The stages, each a value in and a value out (docs/architecture.md):
+//   parse_depth_flags (depth_flags.h) -> plan_depth -> estimate_depth (depth_plan.h)
+//   -> run_depth (depth_run.h) -> DepthResults (depth_records.h) -> report_depth (depth_report.h)
 #pragma once
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace nl {
 
 int depth_study_main(const std::vector<std::string>& args);
-
-// The report for a results.json (exposed for the tests). plotted: the plots exist.
-std::string render_depth_report(const nlohmann::json& results, bool plotted);
-
-// The BHyT paper's claims as the report judges them, one row each ({claim, paper, here,
-// status, why, detail}: studies/report/claims.h), for the "what reproduces" table.
-nlohmann::json depth_claims(const nlohmann::json& results);
 
 }  // namespace nl

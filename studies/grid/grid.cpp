@@ -178,19 +178,32 @@ int64_t planned_steps(const nlohmann::ordered_json& config) {
   return std::max<int64_t>(1, (int64_t)std::ceil(epochs * (double)images / (double)config["batch"].get<int64_t>()));
 }
 
-void print_grid_plan(const std::string& study, const std::vector<GridCell>& cells, int jobs, double step_ms,
-                     const std::string& detail) {
+GridEstimate estimate_grid(const std::vector<GridCell>& cells, int jobs, double step_ms) {
   const std::vector<nlohmann::ordered_json> configs = check_grid(cells);
+  GridEstimate e;
+  e.runs = cells.size();
+  e.step_ms = step_ms;
+  e.at_once = effective_jobs(jobs);
   double seconds = 0;
-  size_t finished = 0;
   for (size_t i = 0; i < cells.size(); ++i) {
-    if (fs::exists(cells[i].out_dir + "/result.json")) ++finished;
+    if (fs::exists(cells[i].out_dir + "/result.json")) ++e.kept;
     else seconds += (double)planned_steps(configs[i]) * step_ms * cells[i].cost / 1000.0;
   }
-  const int at_once = effective_jobs(jobs), parallel = std::min(at_once, effective_jobs(0));
-  std::printf("%s: %zu runs%s, %zu finished already (kept); about %.1f minutes at %d at a time (%.0f ms a step, "
-              "--step-ms)\n",
-              study.c_str(), cells.size(), detail.c_str(), finished, seconds / 60.0 / parallel, at_once, step_ms);
+  e.minutes = seconds / 60.0 / std::min(e.at_once, effective_jobs(0));
+  return e;
+}
+
+std::string grid_plan_line(const std::string& study, const GridEstimate& e, const std::string& detail) {
+  char cost[160];
+  std::snprintf(cost, sizeof cost, "about %.1f minutes at %d at a time (%.0f ms a step, --step-ms)", e.minutes,
+                e.at_once, e.step_ms);
+  return study + ": " + std::to_string(e.runs) + " runs" + detail + ", " + std::to_string(e.kept) +
+         " finished already (kept); " + cost;
+}
+
+void print_grid_plan(const std::string& study, const std::vector<GridCell>& cells, int jobs, double step_ms,
+                     const std::string& detail) {
+  std::printf("%s\n", grid_plan_line(study, estimate_grid(cells, jobs, step_ms), detail).c_str());
 }
 
 std::string sibling_program(const std::string& name) {

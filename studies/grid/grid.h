@@ -101,11 +101,20 @@ nlohmann::json read_result(const std::string& out_dir);
 // progress line's step counts and ETA use it.
 int64_t planned_steps(const nlohmann::ordered_json& config);
 
-// --dry-run of a study's grid: every cell's flags checked as the grid checks them (a bad
-// one stops here too), then "STUDY: N runs<detail>, K finished already (kept); about M
-// minutes at J at a time": the unfinished cells' steps at `step_ms` a step (one thread, one
-// run per core) times each cell's cost (GridCell::cost, 1 for the demo GPT's size), over
+// What a study's grid would cost (--dry-run), every cell's flags checked first as the grid
+// checks them (a bad one stops here too): its runs, those finished already (kept), and
+// the minutes the others take, their steps at `step_ms` a step (one thread, one run per
+// core) times each cell's cost (GridCell::cost, 1 for the demo GPT's size), over
 // min(jobs, cores) cells at once.
+struct GridEstimate {
+  size_t runs = 0, kept = 0;
+  double minutes = 0, step_ms = 0;
+  int at_once = 1;  // --jobs, or the cores
+};
+GridEstimate estimate_grid(const std::vector<GridCell>& cells, int jobs, double step_ms);
+// "STUDY: N runs<detail>, K finished already (kept); about M minutes at J at a time (S ms a step, --step-ms)"
+std::string grid_plan_line(const std::string& study, const GridEstimate& e, const std::string& detail = "");
+// Prints estimate_grid's line.
 void print_grid_plan(const std::string& study, const std::vector<GridCell>& cells, int jobs, double step_ms,
                      const std::string& detail = "");
 

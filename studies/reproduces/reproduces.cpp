@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <map>
 
-#include "studies/depth/depth_study.h"
+#include "studies/depth/depth_report.h"
 #include "studies/fold/cbwc_claims.h"
 #include "studies/regime/regime_report.h"
 #include "studies/regime/regime_study.h"

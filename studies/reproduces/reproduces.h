@@ -2,7 +2,7 @@
 // row each, with the paper's number, ours, the status, the recipe and the page, built from
 // the results files committed beside the pages (PAGE.json) by the same verdict code that
 // wrote the pages: regime grids (regime_report.h: regime_claims, Verma's DyT claims), the
-// depth study (depth_study.h: depth_claims, BHyT's), a comparison holding ln and cbwc
+// depth study (depth_report.h: depth_claims, BHyT's), a comparison holding ln and cbwc
 // runs and fold_ln's check (fold/cbwc_claims.h, CBWC's). It sits above the studies it
 // reads. `what_reproduces` writes it to docs/results/reproduces.md; the README links it.
 #pragma once

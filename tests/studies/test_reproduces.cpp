@@ -1,11 +1,11 @@
 // The rows of the "what reproduces" table that the BHyT and CBWC studies compute
-// (studies/depth/depth_study.h: depth_claims; studies/fold/cbwc_claims.h), and the table's
+// (studies/depth/depth_report.h: depth_claims; studies/fold/cbwc_claims.h), and the table's
 // own rules (studies/reproduces/reproduces.h), on made-up results with known answers.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include "studies/depth/depth_study.h"
+#include "studies/depth/depth_report.h"
 #include "studies/fold/cbwc_claims.h"
 #include "studies/report/claims.h"
 #include "studies/reproduces/reproduces.h"

@@ -1,0 +1,65 @@
+// The depth study's records, each written and read by one pair of functions: a cell's
+// summary (what the grid keeps of one finished run, the same JSON whether the cell
+// trained now or was kept from an earlier invocation) and OUT/results.json (the header
+// every study has, the grid's axes, every cell's summary, the speed section). Reading a
+// field that is missing or of another kind throws one line naming the file and the
+// field (studies/report/record_reader.h), so a renamed key is an error, not a "-".
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "studies/depth/depth_analysis.h"
+#include "studies/depth/depth_speed.h"
+#include "studies/report/record_reader.h"
+
+namespace nl {
+
+// One cell's summary: its run as the analysis reads it, the block and norm its
+// config.json records (which say what the run is to the claims), and whether it was
+// kept from an earlier invocation.
+struct DepthCellSummary {
+  DepthRun run;
+  std::string block, norm;
+  bool kept = false;
+
+  nlohmann::json to_json() const;
+  static DepthCellSummary from_json(const RecordReader& r);
+};
+
+// One arm of the grid as results.json lists it: its label and its flags as one line.
+struct DepthArm {
+  std::string label, flags;
+};
+
+// OUT/results.json. A non-finite number is written as null and read back as NaN.
+struct DepthResults {
+  // the header (studies/report/study.h: put_study_header's fields)
+  std::string date, command, out;
+  int64_t jobs = 0, threads = 0, cores = 0;
+  std::vector<double> loads;  // 1-minute load averages seen while it ran
+  nlohmann::json recipe;      // every flag's value: an object
+  // the grid
+  int64_t cells_run = 0, cells_kept = 0;
+  double seconds = NAN;  // the grid's wall time
+  std::vector<int64_t> depths, seeds;
+  std::vector<DepthArm> arms;  // "variants" in the file
+  std::vector<DepthCellSummary> runs;
+  std::string plot_script;
+  // the speed section: none when it timed nothing
+  std::optional<std::vector<SpeedRow>> speed;
+  int64_t speed_reps = 0;
+  double speed_seconds = NAN;  // written beside a speed section; files before it lack it
+
+  nlohmann::json to_json() const;
+  static DepthResults from_json(const RecordReader& r);
+};
+
+// OUT/results.json for --reuse: missing, not JSON, or lacking a field is one line naming
+// --reuse, the file and the field.
+DepthResults read_depth_results(const std::string& out);
+
+}  // namespace nl
