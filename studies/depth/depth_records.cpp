@@ -53,11 +53,36 @@ DepthCellSummary DepthCellSummary::from_json(const RecordReader& r) {
   run.diverged = r["diverged"].boolean();
   run.var_init = r["var_init"].numbers();
   run.var_end = r["var_end"].numbers();
+  // a finished run has both profiles, one value per layer and the embedding; a failed one neither
+  for (const char* key : {"var_init", "var_end"}) {
+    const size_t n = (key[4] == 'i' ? run.var_init : run.var_end).size();
+    if (n != 0 && n != (size_t)run.depth + 1)
+      r[key].fail_because("has " + std::to_string(n) + " values, not " + std::to_string(run.depth + 1) +
+                  " (the embedding and each of " + std::to_string(run.depth) + " layers) nor none");
+  }
   for (const RecordReader& p : r["site2"].elements())
     run.site2.push_back({p[0].integer(), p[1].integer(), p[2].number(), p[3].number()});
   run.lambda_min = r["lambda_min"].number();
   run.lambda_max = r["lambda_max"].number();
   return s;
+}
+
+namespace {
+
+// A speed row's fields, spelled once for the writer and the reader.
+json speed_row_json(const SpeedRow& r) {
+  return {{"config", r.config}, {"norm", r.norm}, {"step_ms", r.step_ms}, {"forward_ms", r.forward_ms}};
+}
+SpeedRow speed_row_from(const RecordReader& s) {
+  return {s["config"].text(), s["norm"].text(), s["step_ms"].number(), s["forward_ms"].number()};
+}
+
+}  // namespace
+
+json speed_json(const std::vector<SpeedRow>& rows) {
+  json j = json::array();
+  for (const SpeedRow& row : rows) j.push_back(speed_row_json(row));
+  return j;
 }
 
 json DepthResults::to_json() const {
@@ -71,7 +96,9 @@ json DepthResults::to_json() const {
   j["runs"] = json::array();
   for (const DepthCellSummary& s : runs) j["runs"].push_back(s.to_json());
   j["speed"] = speed ? speed_json(*speed) : json();
-  if (speed) j["speed_seconds"] = speed_seconds;
+  if (speed) {
+    if (!std::isnan(speed_seconds)) j["speed_seconds"] = speed_seconds;  // files before it lack it
+  }
   return j;
 }
 
@@ -91,8 +118,7 @@ DepthResults DepthResults::from_json(const RecordReader& r) {
   d.speed_reps = r["speed_reps"].integer();
   if (!r["speed"].as(kArray | kNull).is_null()) {
     d.speed.emplace();
-    for (const RecordReader& s : r["speed"].elements())
-      d.speed->push_back({s["config"].text(), s["norm"].text(), s["step_ms"].number(), s["forward_ms"].number()});
+    for (const RecordReader& s : r["speed"].elements()) d.speed->push_back(speed_row_from(s));
     if (r.has("speed_seconds")) d.speed_seconds = r["speed_seconds"].number();
   }
   return d;

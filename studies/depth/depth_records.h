@@ -58,6 +58,9 @@ struct DepthResults {
   static DepthResults from_json(const RecordReader& r);
 };
 
+// The speed section's rows as results.json's "speed" holds them (and --speed prints them).
+nlohmann::json speed_json(const std::vector<SpeedRow>& rows);
+
 // OUT/results.json for --reuse: missing, not JSON, or lacking a field is one line naming
 // --reuse, the file and the field.
 DepthResults read_depth_results(const std::string& out);

@@ -80,7 +80,9 @@ json depth_view(const DepthResults& results, bool plotted) {
          {"g0_end", range_text(over_seeds(c, g(0, true)), "%.3g")},
          {"g1_init", range_text(over_seeds(c, g(1, false)), "%.3g")},
          {"g1_end", range_text(over_seeds(c, g(1, true)), "%.3g")},
-         {"v_end", range_text(over_seeds(c, [](const DepthRun& r) { return r.var_end.back(); }), "%.3g")}});
+         {"v_end",
+          range_text(over_seeds(c, [](const DepthRun& r) { return r.var_end.empty() ? NAN : r.var_end.back(); }),
+                     "%.3g")}});
     if (c.role == DepthRole::BHyT)
       for (const DepthRun& r : c.runs) {
         const double bound = 1.0 / std::sqrt((double)c.depth);
@@ -128,7 +130,8 @@ void write_variance_csvs(const std::string& out, const std::vector<DepthCell>& c
         for (const DepthCell& c : cells)
           if (c.depth == d)
             text += "," + fmt(spread_of(over_seeds(c, [&](const DepthRun& r) {
-                                return (size_t)l < r.var_init.size() ? (end ? r.var_end : r.var_init)[(size_t)l] : NAN;
+                                const std::vector<double>& v = end ? r.var_end : r.var_init;
+                                return (size_t)l < v.size() ? v[(size_t)l] : NAN;
                               })).mean, "%.6g");
         text += "\n";
       }

@@ -18,6 +18,8 @@ const std::vector<std::string>& depth_speed_norms() {
 
 void print_depth_speed(const DepthFlags& f) {
   NL_CHECK(f.speed_reps > 0, "--speed needs --speed-steps > 0");
+  NL_CHECK(dist::world_size() == 1, "--speed times one process's steps: run it without mpirun (here ",
+           dist::world_size(), " ranks)");
   set_num_threads(f.base.threads);
   std::printf("%s\n", speed_json(measure_norm_speed(depth_speed_norms(), f.speed_reps, f.base.seed)).dump(1).c_str());
 }
@@ -59,8 +61,14 @@ std::optional<DepthResults> run_depth(const DepthFlags& f, const std::vector<Gri
   }
   results.cells_run = (int64_t)outcomes.size() - results.cells_kept;
   results.seconds = seconds_since(start);
-  results.speed_reps = f.speed_reps;
-  if (f.speed_reps > 0) {
+  // the speed section times one process's steps: under mpirun the lead would train alone
+  // while the other ranks have left (train_step's all-reduce would wait for them)
+  const bool speed = f.speed_reps > 0 && dist::world_size() == 1;
+  if (f.speed_reps > 0 && !speed)
+    std::printf("speed section: not run under %d ranks (it times one process's steps; depth_study --speed alone "
+                "does)\n", dist::world_size());
+  results.speed_reps = speed ? f.speed_reps : 0;
+  if (speed) {
     std::printf("speed section ...\n");
     std::fflush(stdout);
     const auto t0 = StudyClock::now();

@@ -72,11 +72,4 @@ std::vector<SpeedRow> measure_norm_speed(const std::vector<std::string>& norms, 
   return rows;
 }
 
-nlohmann::json speed_json(const std::vector<SpeedRow>& rows) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const SpeedRow& r : rows)
-    j.push_back({{"config", r.config}, {"norm", r.norm}, {"step_ms", r.step_ms}, {"forward_ms", r.forward_ms}});
-  return j;
-}
-
 }  // namespace nl

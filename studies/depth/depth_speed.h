@@ -19,7 +19,4 @@ struct SpeedRow {
 // reps timed rounds of `small` (4 x reps of `tiny`) after two warm-up rounds.
 std::vector<SpeedRow> measure_norm_speed(const std::vector<std::string>& norms, int reps, uint64_t seed);
 
-// The rows as results.json's "speed" holds them (read back by DepthResults::from_json).
-nlohmann::json speed_json(const std::vector<SpeedRow>& rows);
-
 }  // namespace nl

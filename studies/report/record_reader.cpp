@@ -93,4 +93,8 @@ std::vector<int64_t> RecordReader::integers() const {
 
 const nlohmann::json& RecordReader::object() const { return as(kObject); }
 
+void RecordReader::fail_because(const std::string& why) const {
+  fail(where_, ": ", path_.empty() ? std::string("the file") : path_, " ", why);
+}
+
 }  // namespace nl

@@ -37,6 +37,9 @@ class RecordReader {
   // The value itself when its kind is one of `kinds`; throws naming it otherwise.
   const nlohmann::json& as(unsigned kinds) const;
 
+  // Throws "WHERE: FIELD <why>": a value of the right kind that the record cannot hold.
+  [[noreturn]] void fail_because(const std::string& why) const;
+
  private:
   const nlohmann::json* value_;
   std::string where_, path_;

@@ -73,6 +73,16 @@ DepthResults made_up_results() {
   return d;
 }
 
+// The same with a second seed of BHyT that stopped (exit 1: no profiles, no losses).
+DepthResults with_a_failed_run() {
+  DepthResults d = made_up_results();
+  DepthCellSummary failed = made_up_run("pre+bhyt", "pre", "bhyt", {}, NAN, NAN);
+  failed.run.seed = 2, failed.run.exit_code = 1, failed.run.var_init.clear();
+  d.runs.push_back(failed);
+  d.seeds = {1, 2};
+  return d;
+}
+
 }  // namespace
 
 TEST_CASE("depth plan: one cell per depth, seed and arm, depth first, arm last", "[depth][plan]") {
@@ -153,6 +163,23 @@ TEST_CASE("depth report: made-up results give the growth verdicts and tables the
   CHECK_THAT(md, Contains("| pre+bhyt | `--block pre --norm bhyt` |"));
 }
 
+TEST_CASE("depth report: a run that stopped (no variance profile) renders as missing, never read past its end",
+          "[depth][report]") {
+  // before: the growth table read var_end.back() of the empty profile (out of bounds)
+  const std::string md = render_depth_report(with_a_failed_run(), false);
+  CHECK_THAT(md, Contains("| 2 | pre+bhyt | 2.6000 | 2.5500 | 1 of 2 |"));
+  CHECK_THAT(md, Contains("growth from the embedding **held** (3x against 8x)"));  // from the run that finished
+}
+
+TEST_CASE("depth records: a variance profile of the wrong length is refused naming it", "[depth][results]") {
+  json j = made_up_results().to_json();
+  j["runs"][0]["var_end"] = json::array({1.0, 2.0});  // 2 layers: the embedding and 2 blocks make 3
+  CHECK_THROWS_WITH(DepthResults::from_json(RecordReader(j, "test")),
+                    "test: runs[0].var_end has 2 values, not 3 (the embedding and each of 2 layers) nor none");
+  const DepthResults failed = with_a_failed_run();  // none at all: a run that stopped
+  CHECK(DepthResults::from_json(RecordReader(failed.to_json(), "test")).runs[2].run.var_end.empty());
+}
+
 TEST_CASE("depth records: what the writer writes the reader reads, field for field", "[depth][results]") {
   const DepthResults d = made_up_results();
   const json once = d.to_json();
@@ -163,6 +190,22 @@ TEST_CASE("depth records: what the writer writes the reader reads, field for fie
   CHECK(std::isnan(back.runs[0].run.kappa));  // not BHyT: written as null, read as NaN
   CHECK(back.runs[1].run.kappa == 10.0);
   CHECK_FALSE(back.speed);
+
+  // a speed section, field for field; a file without its seconds writes none back
+  DepthResults timed = made_up_results();
+  timed.speed = std::vector<SpeedRow>{{"tiny", "rms", 1.5, 0.5}, {"small", "bhyt", 30.25, 10.125}};
+  timed.speed_seconds = 12;
+  const DepthResults timed_back = DepthResults::from_json(RecordReader(timed.to_json(), "test"));
+  REQUIRE(timed_back.speed);
+  REQUIRE(timed_back.speed->size() == 2);
+  CHECK((*timed_back.speed)[1].config == "small");
+  CHECK((*timed_back.speed)[1].norm == "bhyt");
+  CHECK((*timed_back.speed)[1].step_ms == 30.25);
+  CHECK((*timed_back.speed)[1].forward_ms == 10.125);
+  CHECK(timed_back.speed_seconds == 12);
+  json unsecond = timed.to_json();
+  unsecond.erase("speed_seconds");
+  CHECK_FALSE(DepthResults::from_json(RecordReader(unsecond, "test")).to_json().contains("speed_seconds"));
 }
 
 TEST_CASE("depth records: a results file with a renamed key is refused naming the key and the file",

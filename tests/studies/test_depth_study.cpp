@@ -171,3 +171,27 @@ TEST_CASE("depth_study under mpirun: the ranks share the grid and the lead write
       CHECK(a["runs"][i][key] == b["runs"][i][key]);
   }
 }
+
+TEST_CASE("depth_study under mpirun: the speed section, which times one process, is left out; --speed is refused",
+          "[depth][cli][mpi][needs-mpi][needs-fortunes]") {
+  REQUIRE_RESOURCE(missing_mpi());
+  REQUIRE_RESOURCE(missing_fortunes());
+  TempDir tmp;
+  const std::string mpi = "--allow-run-as-root --oversubscribe -np 2 " + kMpiDepthStudy + " ";
+  // before: the lead alone entered the speed section's train_step, whose all-reduce waited
+  // for ranks that had left, until --dist-timeout (300 s by default) ended it with exit 3
+  const RunResult grid = run_program(mpirun_path(),
+                                     mpi + "--depths 2 --seeds 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 2 "
+                                           "--warmup 1 --eval-every 2 --eval-batches 1 --speed-steps 1 --out " +
+                                           tmp.sub("grid") + " --doc " + tmp.sub("g.md"),
+                                     tmp);
+  INFO("stdout: " << grid.out << "\nstderr: " << grid.err);
+  REQUIRE(grid.code == 0);
+  CHECK_THAT(grid.out, Contains("speed section: not run under 2 ranks"));
+  const auto results = nlohmann::json::parse(read_bytes(tmp.sub("grid/results.json")));
+  CHECK(results["speed"].is_null());
+  CHECK(results["speed_reps"] == 0);
+  const RunResult speed = run_program(mpirun_path(), mpi + "--speed --speed-steps 1", tmp);
+  CHECK(speed.code != 0);
+  CHECK_THAT(speed.err, Contains("--speed times one process's steps: run it without mpirun (here 2 ranks)"));
+}

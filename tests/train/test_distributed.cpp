@@ -223,8 +223,8 @@ TEST_CASE("distributed: a stop signal to one rank abandons its step on every ran
   require_ready();
   TempDir tmp;
   // steps of seconds (2048 windows of 64 bytes, half per rank): SIGTERM to rank 1 only,
-  // 0.3 s into step 2. Before, a step under mpirun always ran to its end (the ranks meet
-  // in the gradients' all-reduce), so step 2 was logged and its checkpoint written.
+  // 0.3 s into step 2. A step that ran to its end (ranks that did not vote before the
+  // gradients' all-reduce) would be logged and checkpointed as step 2.
   const std::string run = "--layers 2 --dim 64 --heads 4 --seq 64 --batch 2048 --threads 1 --quiet "
                           "--eval-every 1000 --eval-batches 1 --steps 100 --warmup 0 --checkpoint-every 1";
   const std::string dir = tmp.sub("stopped"), err = tmp.sub("err.txt");

@@ -51,7 +51,7 @@ struct TrainResult {
   double items_per_cpu_s = 0;  // the same per second of this process's CPU time
   double loop_s = 0, loop_cpu_s = 0;  // the training loop, evaluations included
   double wall_s = 0;           // the whole run, setup to the end's files
-  double allreduce_s = 0;      // of which averaging gradients over ranks
+  double allreduce_s = 0;      // of which in the ranks' collectives (dist::allreduce_seconds)
   bool diverged = false;       // a loss or gradient became NaN or inf (the run stopped)
   RunEnd end;                  // why the run stopped early (signal, fault), if it did
   nlohmann::json finished;     // the task's result at the end of the schedule (null before)

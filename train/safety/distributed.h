@@ -34,6 +34,7 @@ const char* backend();
 void allreduce_mean(Tensor& buffer);
 double allreduce_mean(double value);
 // The largest of the ranks' values (a stop signal seen by any rank stops all of them).
+// Time spent here adds to allreduce_seconds().
 int allreduce_max(int value);
 // In place: every rank's buffer becomes root's.
 void broadcast(Tensor& buffer, int root = 0);
@@ -44,7 +45,9 @@ void barrier();
 // their share of a study at different times.
 std::vector<std::string> gather_strings(const std::string& text);
 
-double allreduce_seconds();  // wall time spent in allreduce_mean(Tensor&) so far
+// Wall time spent so far in allreduce_mean(Tensor&) and allreduce_max: moving the
+// gradients, and waiting for the slower ranks (mostly in the step's stop vote).
+double allreduce_seconds();
 
 // A rank that waits longer than this in one collective prints why and exits (code 3),
 // and mpirun then ends the others. 0: no watchdog. Default 300 s.
