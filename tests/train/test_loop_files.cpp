@@ -7,11 +7,15 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tensor/error.h"
 #include "tests/test_files.h"
 #include "tests/train/run_fixtures.h"
 #include "train/loop/log_row.h"
+#include "train/io/files.h"
+#include "train/io/run_log.h"
 #include "train/loop/run_files.h"
 
 using Catch::Contains;
@@ -88,6 +92,26 @@ TEST_CASE("loop: RunFiles reads a logged figure back by its column's name", "[lo
   resumed.flush_log();
   CHECK(resumed.logged_row(1)->figure("train_loss") == 2.5);
   CHECK_FALSE(resumed.logged_row(2));
+}
+
+TEST_CASE("read_log: a run's log read by its header's names; a missing column names it and the file", "[loop]") {
+  TempDir tmp;
+  const std::string log = tmp.sub("log.csv");
+  // a ViT-like log, and a last row torn by a kill (no newline, fewer fields): left out
+  nl::write_text_file(log, "step,epoch,train_loss,val_loss,val_acc\n1,0.5,5.5,,\n2,1,5.0,4.75,0.25\n3,1.5,4.5,,\n"
+                           "4,2,4.0,4.25,0.5\n5,2.5,3.");
+  const nl::LogTable t = nl::read_log(log);
+  using Curve = std::vector<std::pair<int64_t, double>>;
+  CHECK(t.size() == 4u);
+  CHECK(t.column("val_loss") == Curve{{2, 4.75}, {4, 4.25}});
+  CHECK(t.column("val_acc") == Curve{{2, 0.25}, {4, 0.5}});
+  CHECK(t.column("train_loss") == Curve{{1, 5.5}, {2, 5.0}, {3, 4.5}, {4, 4.0}});
+  CHECK(t.column_text("epoch").back() == std::pair<int64_t, std::string>{4, "2"});
+  CHECK(std::isnan(t.figure(0, "val_loss")));  // not evaluated at step 1
+  CHECK(t.figure(3, "val_acc") == 0.5);
+  CHECK_THROWS_WITH(t.column("tok_per_s"), Contains(log) && Contains("no column 'tok_per_s'") &&
+                                               Contains("step,epoch,train_loss"));
+  CHECK_THROWS_WITH(nl::read_log(tmp.sub("none.csv")), Contains(tmp.sub("none.csv")));
 }
 
 TEST_CASE("loop: RunFiles refuses another run's folder before writing, and a rank that is not the lead writes nothing",

@@ -24,15 +24,14 @@ namespace nl {
 // A row of log.csv read back.
 class LoggedRow {
  public:
-  LoggedRow(std::string log_path, std::vector<std::string> names, std::vector<std::string> cells);
+  explicit LoggedRow(LogTable row) : row_(std::move(row)) {}
   // The figure in the column called `name`; NaN for an empty cell (an evaluation not
   // taken at that step). Throws naming the log and the column when there is no such
-  // column.
-  double figure(const std::string& name) const;
+  // column (LogTable::figure).
+  double figure(const std::string& name) const { return row_.figure(0, name); }
 
  private:
-  std::string path_;
-  std::vector<std::string> names_, cells_;
+  LogTable row_;  // of one row
 };
 
 class RunFiles {
