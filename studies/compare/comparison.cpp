@@ -13,6 +13,7 @@
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
 #include "train/io/run_log.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 namespace fs = std::filesystem;
@@ -165,7 +166,7 @@ nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const
   for (const auto& [key, value] : extra.items()) results[key] = value;
   results["runs"] = runs_json(compared);
   for (auto& run : results["runs"])
-    run["train_curve"] = curve_text(out + "/" + run["label"].get<std::string>(), "train_loss");
+    run["train_curve"] = curve_text(out + "/" + run["label"].get<std::string>(), kTrainLoss);
   write_text_file(out + "/results.json", results.dump(1) + "\n");
   return results;
 }

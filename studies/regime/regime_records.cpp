@@ -1,6 +1,6 @@
 #include "studies/regime/regime_records.h"
 
-#include "studies/report/json_fields.h"
+#include "train/io/json_fields.h"
 
 namespace nl {
 

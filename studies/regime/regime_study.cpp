@@ -28,6 +28,7 @@
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
 #include "train/io/run_log.h"
+#include "train/loop/result_record.h"
 #include "train/safety/distributed.h"
 
 namespace nl {
@@ -95,10 +96,10 @@ double figure_of(const json& v) { return v.is_number() ? v.get<double>() : NAN; 
 // instruments' summaries at step 500 and at the end (measurements.json).
 void summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, RegimeRun& run) {
   const std::optional<LogTable> log = cell_log(dir);
-  run.curve = points(log, "val_loss");
+  run.curve = points(log, kValLoss);
   // the training loss at the end, for the Llama collapse criterion (regime_analysis.h: collapsed)
   std::vector<double> train;
-  for (const CurvePoint& p : points(log, "train_loss")) train.push_back(p.value);
+  for (const CurvePoint& p : points(log, kTrainLoss)) train.push_back(p.value);
   run.train_end = tail_mean(train, kTrainEndSteps);
   const std::string path = dir + "/measurements.json";
   json m = fs::exists(path) ? json::parse(read_text_file(path, "measurements"), nullptr, false) : json();
@@ -467,14 +468,17 @@ int regime_study_main(const std::vector<std::string>& args) {
       run.norm = config["norm"].get<std::string>();
       run.bounded = norm_kind(run.norm).bounded.name;
       const bool done = outcome.exit_code == 0 && res.is_object();
-      run.val_end = done ? figure_of(res["val_loss"]) : NAN;
-      run.seconds = done ? figure_of(res["seconds"]) : NAN;
+      if (done) {
+        const ResultRecord result = result_record_of(res, cells[i].out_dir + "/result.json");
+        run.val_end = result.figure(kValLoss);
+        run.seconds = result.seconds;
+      }
       if (c.model == "gpt") {
         summarize_gpt(cells[i].out_dir, base.steps, measure_first, run);
       } else {
         const std::optional<LogTable> log = cell_log(cells[i].out_dir);
-        run.curve = points(log, "val_loss");
-        run.acc_curve = points(log, "val_acc");
+        run.curve = points(log, kValLoss);
+        run.acc_curve = points(log, kValAcc);
       }
       return json(run);
     };

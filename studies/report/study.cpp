@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "studies/grid/grid.h"  // effective_jobs
-#include "studies/report/json_fields.h"
+#include "train/io/json_fields.h"
 #include "nn/norms/registry.h"
 #include "studies/report/verdicts.h"
 #include "train/flags/gpt_flags.h"  // add_gpt_run_flags

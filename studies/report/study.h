@@ -111,7 +111,7 @@ std::string study_command(const std::string& program, const std::vector<std::str
 
 // The header every study's results.json has: date, command, out, jobs (0: one per
 // core), threads per run, cores, the load averages seen, the recipe (the flags' values).
-// Its to_json / from_json (studies/report/json_fields.h) are the one place its keys are
+// Its to_json / from_json (train/io/json_fields.h) are the one place its keys are
 // spelled; a study's own results record reads it from the same object.
 struct StudyHeader {
   std::string date, command, out;

@@ -54,12 +54,10 @@ std::optional<LoggedRow> RunFiles::logged_row(int64_t step) const {
 
 bool RunFiles::has_result() const { return std::filesystem::exists(result_path()); }
 
-nlohmann::json RunFiles::read_result() const {
-  return nlohmann::json::parse(read_text_file(result_path(), "result"));
-}
+ResultRecord RunFiles::read_result() const { return read_result_record(result_path()); }
 
-void RunFiles::write_result(const nlohmann::json& result) const {
-  if (lead_) write_text_file(result_path(), result.dump(2) + "\n");
+void RunFiles::write_result(const ResultRecord& result) const {
+  if (lead_) write_text_file(result_path(), nlohmann::json(result).dump(2) + "\n");
 }
 
 }  // namespace nl

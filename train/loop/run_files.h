@@ -18,6 +18,7 @@
 #include "train/io/run_lock.h"
 #include "train/io/run_log.h"
 #include "train/loop/log_row.h"
+#include "train/loop/result_record.h"
 
 namespace nl {
 
@@ -57,8 +58,8 @@ class RunFiles {
   std::optional<LoggedRow> logged_row(int64_t step) const;
 
   bool has_result() const;
-  nlohmann::json read_result() const;
-  void write_result(const nlohmann::json& result) const;
+  ResultRecord read_result() const;  // throws naming result.json and the field it lacks
+  void write_result(const ResultRecord& result) const;
 
   const std::string& dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/log.csv"; }

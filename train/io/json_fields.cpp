@@ -1,4 +1,4 @@
-#include "studies/report/json_fields.h"
+#include "train/io/json_fields.h"
 
 namespace nl {
 
@@ -8,6 +8,16 @@ FieldError::FieldError(std::string where, std::string what)
 FieldError FieldError::within(const std::string& key) const {
   if (path.empty()) return FieldError(key, problem);
   return FieldError(key + (path[0] == '[' || key.empty() ? "" : ".") + path, problem);
+}
+
+std::string json_kind_name(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "true or false";
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
 }
 
 namespace fields {

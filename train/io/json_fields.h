@@ -20,7 +20,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "studies/report/results_schema.h"  // json_kind_name
 #include "tensor/error.h"
 
 namespace nl {
@@ -34,6 +33,10 @@ struct FieldError : Error {
   // "runs[3].val_end"
   FieldError within(const std::string& key) const;
 };
+
+// The name of a JSON value's kind as the messages say it ("a string", "an integer",
+// "true or false", "null").
+std::string json_kind_name(const nlohmann::json& v);
 
 namespace fields {
 
