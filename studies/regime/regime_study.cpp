@@ -517,12 +517,12 @@ int regime_study_main(const std::vector<std::string>& args) {
     r.vit_arms = run_specs_json(plan.vit_arms).get<std::vector<RegimeArm>>();
     r.llama_arms = run_specs_json(plan.llama_arms).get<std::vector<RegimeArm>>();
     r.plot_script = plot_script;
-    // what is written is read back as --reuse will read it (the recipe's steps, batch,
-    // seq and dim come from the header's recipe there)
-    const json written = results;
-    results = regime_results_of(written, "", out + "/results.json");
     fs::create_directories(out);  // --kept-only trained nothing into it
+    const json written = results;
     write_text_file(out + "/results.json", written.dump(1) + "\n");
+    // read back as --reuse will read it (the recipe's steps, batch, seq and dim come from
+    // the header's recipe there); written first, so that a file this refuses is there to see
+    results = regime_results_of(written, "", out + "/results.json");
   }
   write_plot_csvs(out, results);
   const std::string plot_stem = fs::path(doc).stem().string();  // regime.md: regime_loss.png, regime_screen.png
