@@ -18,6 +18,7 @@
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 
@@ -259,7 +260,7 @@ int bhyt_gap_main(const std::vector<std::string>& args) {
     return 0;
   }
   json results =
-      compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, "val_loss", false, kGapFields, extra);
+      compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, kValLoss, false, kGapFields, extra);
   if (!f.comparison.reuse) drop_train_curves(results, out);
   json long_runs = json::array();
   for (const json& run : results["runs"])

@@ -18,6 +18,7 @@
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 
@@ -140,7 +141,7 @@ std::vector<DemoRow> demo_rows(const json& results) {
     row.block = c["block"];
     row.norm = c["norm"];
     row.train_loss = result_number(r, "final_train_loss");
-    row.val_loss = result_number(r, "val_loss");
+    row.val_loss = result_number(r, kValLoss);
     row.tok_s = result_number(r, "tok_per_s");
     const int64_t layers = c["layers"];
     row.rms_ratio = result_number(r, "rms_" + std::to_string(layers)) / result_number(r, "rms_0");
@@ -295,7 +296,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
   // missing data fails before any run; the unigram loss is the status's reference
   if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
   const json results =
-      compare_runs(p, f, "train_gpt", common, runs, out, base.threads, "val_loss", false, kDemoFields, extra);
+      compare_runs(p, f, "train_gpt", common, runs, out, base.threads, kValLoss, false, kDemoFields, extra);
   const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
   write_curves(out + "/val_loss.csv", results["runs"]);

@@ -11,6 +11,7 @@
 #include "train/flags/families.h"
 #include "train/flags/vit_flags.h"
 #include "train/io/files.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 
@@ -42,7 +43,7 @@ std::vector<Row> table_rows(const json& results) {
     row.norm = run["label"];
     row.test_acc = result_number(r, "test_accuracy");
     row.test_loss = result_number(r, "test_loss");
-    row.val_acc = result_number(r, "val_acc");
+    row.val_acc = result_number(r, kValAcc);
     row.train_loss = result_number(r, "final_train_loss");
     row.img_cpu_s = result_number(r, "img_per_cpu_s");
     row.img_s = result_number(r, "img_per_s");
@@ -147,7 +148,7 @@ int compare_vit_main(const std::vector<std::string>& args) {
     return 0;
   }
   const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}),
-                                    runs, out, base.threads, "val_acc", /*all_at_once=*/true, kVitFields);
+                                    runs, out, base.threads, kValAcc, /*all_at_once=*/true, kVitFields);
   const std::vector<Row> rows = table_rows(results);
   write_summary(out + "/summary.csv", results, rows);
   write_curves(out + "/val_acc.csv", results["runs"]);

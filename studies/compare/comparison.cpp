@@ -12,6 +12,8 @@
 #include "tensor/error.h"
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
+#include "train/io/run_log.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 namespace fs = std::filesystem;
@@ -29,6 +31,14 @@ std::vector<GridCell> comparison_cells(const std::string& program, const std::ve
     cells.push_back(cell);
   }
   return cells;
+}
+
+// (step, text) of a run's log.csv column as the log writes it; none for a run refused
+// before its first write
+std::vector<std::pair<int64_t, std::string>> curve_text(const std::string& dir, const std::string& column) {
+  const std::string log = dir + "/log.csv";
+  if (!std::filesystem::exists(log)) return {};
+  return read_log(log).column_text(column);
 }
 
 }  // namespace
@@ -49,7 +59,7 @@ std::vector<ComparedRun> run_comparison(const std::string& program, const std::v
     const std::string spec = spec_text(runs[i]);
     compared.push_back({cells[i].label, spec.substr(spec.find('=') + 1), nlohmann::json::parse(configs[i].dump()),
                         outcomes[i].exit_code, outcomes[i].result,
-                        log_column(cells[i].out_dir + "/log.csv", curve_column)});
+                        curve_text(cells[i].out_dir, curve_column)});
   }
   return compared;
 }
@@ -156,7 +166,7 @@ nlohmann::json compare_runs(const FlagParser& p, const ComparisonFlags& f, const
   for (const auto& [key, value] : extra.items()) results[key] = value;
   results["runs"] = runs_json(compared);
   for (auto& run : results["runs"])
-    run["train_curve"] = log_column(out + "/" + run["label"].get<std::string>() + "/log.csv", "train_loss");
+    run["train_curve"] = curve_text(out + "/" + run["label"].get<std::string>(), kTrainLoss);
   write_text_file(out + "/results.json", results.dump(1) + "\n");
   return results;
 }

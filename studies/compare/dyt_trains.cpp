@@ -16,6 +16,7 @@
 #include "train/data/text_data.h"
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 
@@ -172,7 +173,7 @@ int dyt_trains_main(const std::vector<std::string>& args) {
     print_seeded_plan("dyt_trains", common, runs, out, f);
     return 0;
   }
-  json results = compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, "val_loss", false,
+  json results = compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, kValLoss, false,
                               kTrainsFields, extra);
   if (!f.comparison.reuse) {  // the final norm's saturation, kept in results.json: --reuse needs no run folder
     for (json& run : results["runs"]) {

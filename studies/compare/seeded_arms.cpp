@@ -13,6 +13,7 @@
 #include "tensor/error.h"
 #include "train/data/text_data.h"
 #include "train/io/files.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 
@@ -52,7 +53,7 @@ ArmSeeds arm_seeds(const json& results, const std::string& prefix, const std::st
     const json* run = find_seeded_run(results, seeded_label(prefix, arm, seed));
     const json* ref = reference.empty() ? nullptr : find_seeded_run(results, seeded_label(prefix, reference, seed));
     auto loss = [&](const json* r) {
-      return !finished(r) ? NAN : step > 0 ? val_at(*r, step) : result_number((*r)["result"], "val_loss");
+      return !finished(r) ? NAN : step > 0 ? val_at(*r, step) : result_number((*r)["result"], kValLoss);
     };
     const double v = loss(run), rv = loss(ref);
     if (finished(run) && std::isnan(v)) continue;  // no validation at that step: no evidence either way

@@ -6,6 +6,7 @@
 #include "nn/norms/registry.h"
 #include "studies/report/claims.h"
 #include "studies/report/study.h"  // fmt
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 
@@ -78,8 +79,8 @@ json cbwc_training_claims(const json& comparison) {
         largest = std::isnan(d) ? NAN : std::max(largest, d);
         ++compared;
       }
-      const double end_a = number_of(cbwc.value("result", json::object()).value("val_loss", json())),
-                   end_b = number_of(ln.value("result", json::object()).value("val_loss", json()));
+      const double end_a = number_of(cbwc.value("result", json::object()).value(kValLoss, json())),
+                   end_b = number_of(ln.value("result", json::object()).value(kValLoss, json()));
       const std::string here = "largest difference of " + std::to_string(compared) + " validation losses " +
                                fmt(largest, "%.2g") + " nats (end " + fmt(end_a, "%.6f") + " against " +
                                fmt(end_b, "%.6f") + ")";

@@ -23,6 +23,7 @@
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
 #include "train/loop/progress.h"
+#include "train/loop/result_record.h"
 #include "train/safety/distributed.h"
 #include "train/safety/stop_signals.h"
 
@@ -216,11 +217,14 @@ std::string sibling_program(const std::string& name) {
 nlohmann::json read_result(const std::string& out_dir) {
   const std::string path = out_dir + "/result.json";
   if (!fs::exists(path)) return nullptr;
+  nlohmann::json doc;
   try {
-    return nlohmann::json::parse(read_text_file(path, "result", 16 << 20));
+    doc = nlohmann::json::parse(read_text_file(path, "result", 16 << 20));
   } catch (const nlohmann::json::exception& e) {
     fail("grid: ", path, " is not valid JSON (", e.what(), ")");
   }
+  result_record_of(doc, "grid: " + path);  // every field a run's result has, or an error naming it
+  return doc;
 }
 
 std::vector<nlohmann::ordered_json> check_grid(const std::vector<GridCell>& cells) {

@@ -91,8 +91,8 @@ nlohmann::json run_specs_json(const std::vector<RunSpec>& specs);
 // The file beside this running program: the grid's programs live in the same build folder.
 std::string sibling_program(const std::string& name);
 
-// A finished cell's result.json (null when absent; throws naming it when it is not a
-// regular file or not JSON).
+// A finished cell's result.json as the run wrote it (null when absent; throws naming it
+// when it is not a regular file, not JSON, or not a ResultRecord: train/loop/result_record.h).
 nlohmann::json read_result(const std::string& out_dir);
 
 // The steps a cell's run will train, from its config (the flags as train_gpt or

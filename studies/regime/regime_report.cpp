@@ -71,7 +71,6 @@ const PaperArm* paper_arm(const std::string& label) {
   return nullptr;
 }
 
-double number(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
 
 double mean_of(const std::vector<double>& v) {
   double s = 0;
@@ -79,12 +78,6 @@ double mean_of(const std::vector<double>& v) {
   for (double x : v)
     if (std::isfinite(x)) s += x, ++n;
   return n ? s / (double)n : NAN;
-}
-
-Curve curve_of(const json& a) {
-  Curve c;
-  for (const auto& p : a) c.push_back({p[0].get<int64_t>(), number(p[1])});
-  return c;
 }
 
 // ---------------------------------------------------------------- the report's view
@@ -95,7 +88,7 @@ struct Run {
   bool llama, failed;
   double val_end;
   Curve curve, acc;
-  json j;
+  RegimeRun rec;  // the whole record: its instruments
 };
 
 struct Group {  // the runs of one (model, width, size, arm) over the seeds
@@ -116,12 +109,11 @@ struct Group {  // the runs of one (model, width, size, arm) over the seeds
   }
 };
 
-std::vector<Group> groups_of(const json& results) {
+std::vector<Group> groups_of(const RegimeResults& results) {
   std::vector<Group> groups;
-  for (const json& j : results["runs"]) {
-    Run r{j["model"], j["arm"], j["size"], j["width"], j["seed"], j.value("llama", false), j["exit_code"] != 0,
-          number(j["val_end"]),
-          curve_of(j["curve"]), curve_of(j.value("acc_curve", json::array())), j};
+  for (const RegimeRun& j : results.runs) {
+    Run r{j.model,  j.arm,   j.size,  j.width, j.seed, j.llama, j.failed(), j.val_end,
+          j.curve, j.acc_curve.value_or(Curve{}), j};
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
       return g.model == r.model && g.arm == r.arm && g.size == r.size && g.width == r.width;
     });
@@ -167,7 +159,7 @@ int seeds_not_trained(const Group& g, const Group* ln, double unigram) {
 // A cell the saturation screen judges: an arm whose norm declares the screen
 // (NormKind::screened), named by its first run. The report's screen table and the
 // screen plot's CSV both take their cells from here.
-bool screened(const Run& first) { return norm_kind(first.j["norm"]).screened; }
+bool screened(const Run& first) { return norm_kind(first.rec.norm).screened; }
 
 std::string comparison_text(const PairedComparison& c) {
   if (c.n == 0) return "-";
@@ -212,22 +204,26 @@ std::string untestable_why(int not_trained, int seeds, const PairedComparison& c
 
 std::string status_of(Verdict v) { return claim_status(v, false, PairedComparison{}, NAN); }
 
-json regime_view(const json& results, bool plotted, const std::string& plot_stem) {
+json regime_view(const RegimeResults& results, bool plotted, const std::string& plot_stem) {
   json view = json::object();
   json claims = json::array();
-  for (const auto& [key, value] : results["recipe"].items()) view[key] = value;
-  for (const char* key : {"date", "command", "out", "jobs", "threads", "cores", "cells_run", "cells_kept", "grid",
-                          "screen_step", "vit_steps", "estimate_minutes"})
-    view[key] = results[key];
-  view["grid_replaced"] = results.value("grid_replaced", false);
-  view["minutes"] = fmt(number(results["seconds"]) / 60.0, "%.1f");
+  for (const auto& [key, value] : results.header.recipe.items()) view[key] = value;
+  const StudyHeader& h = results.header;
+  json header = h;  // date, command, out, jobs, threads, cores over the recipe's values of the same names
+  header.erase("loads"), header.erase("recipe");
+  view.update(header);
+  view.update(json{{"cells_run", results.cells_run}, {"cells_kept", results.cells_kept}, {"grid", results.grid},
+                   {"screen_step", results.screen_step}, {"vit_steps", results.vit_steps},
+                   {"estimate_minutes", results.estimate_minutes}});
+  view["grid_replaced"] = results.grid_replaced;
+  view["minutes"] = fmt(results.seconds / 60.0, "%.1f");
   double kept_seconds = 0;  // the kept runs' own wall times, when they were trained
-  for (const json& run : results["runs"])
-    if (run.value("kept", false)) kept_seconds += number(run["seconds"]);
+  for (const RegimeRun& run : results.runs)
+    if (run.kept) kept_seconds += run.seconds;
   view["kept_run_minutes"] = fmt(kept_seconds / 60.0, "%.1f");
-  view["runs"] = results["runs"].size();
-  view["load_min"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).min, "%.1f");
-  view["load_max"] = fmt(spread_of(results["loads"].get<std::vector<double>>()).max, "%.1f");
+  view["runs"] = results.runs.size();
+  view["load_min"] = fmt(spread_of(h.loads).min, "%.1f");
+  view["load_max"] = fmt(spread_of(h.loads).max, "%.1f");
   view["threshold"] = fmt(kScreenThreshold, "%.2f");
   view["margin"] = fmt(kOverfitMargin, "%.2f");
   view["scarce_passes"] = fmt(kScarcePasses, "%g");
@@ -238,25 +234,25 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   view["screen_png"] = plot_stem + "_screen.png";
   view["vit_png"] = plot_stem + "_vit.png";
   view["results_file"] = plot_stem + ".json";
-  view["plot_script"] = results["plot_script"];
-  view["arms"] = results["arms"];
-  view["vit_arms"] = results["vit_arms"];
-  view["llama_arms"] = results.value("llama_arms", json::array());
-  const std::string reference = results["reference"];
+  view["plot_script"] = results.plot_script;
+  view["arms"] = results.arms;
+  view["vit_arms"] = results.vit_arms;
+  view["llama_arms"] = results.llama_arms;
+  const std::string reference = results.reference;
   view["reference"] = reference;
-  view.update(setup_view(results["recipe"]));
+  view.update(setup_view(h.recipe));
   // the loss of a model that knows only byte frequencies (regime_study computes it from
   // the validation split): a seed that did not close a tenth of the gap below it to LN's
   // best did not train (regime_analysis.h: did_not_train)
-  const double unigram = number(results.value("unigram_loss", json()));
+  const double unigram = results.unigram_loss.value_or(NAN);
   view["unigram"] = fmt(unigram, "%.4f");
   view["trained_share"] = fmt(kTrainedShare, "%g");
-  const int64_t steps = results["recipe"]["steps"], batch = results["recipe"]["batch"], seq = results["recipe"]["seq"];
-  const int64_t total_bytes = results["train_bytes_all"];
+  const int64_t steps = results.steps, batch = results.batch, seq = results.seq;
+  const int64_t total_bytes = results.train_bytes_all;
   std::string seeds;
-  for (const auto& s : results["seeds"]) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s.get<int64_t>());
+  for (int64_t s : results.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
   view["seeds"] = seeds;
-  view["seed_count"] = results["seeds"].size();
+  view["seed_count"] = results.seeds.size();
 
   const std::vector<Group> groups = groups_of(results);
   std::vector<int64_t> widths, sizes;
@@ -269,7 +265,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   auto bytes_of = [&](int64_t size) { return size < 0 ? total_bytes : size; };
   std::sort(sizes.begin(), sizes.end(), [&](int64_t a, int64_t b) { return bytes_of(a) < bytes_of(b); });
   const int64_t smallest = sizes.empty() ? 0 : sizes.front();
-  const int64_t base_width = results["recipe"]["dim"];
+  const int64_t base_width = results.dim;
 
   json size_rows = json::array(), phase = json::array(), overfit_rows = json::array(), summary = json::array();
   json screen_rows = json::array(), instrument_rows = json::array(), paper_rows = json::array();
@@ -310,7 +306,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
                     {"end", range_text(end, "%.4f")},
                     {"min", range_text(mins, "%.4f")},
                     {"at_best", range_text(at_best, "%.4f")},
-                    {"sat", range_text(g.each([](const Run& r) { return number(r.j["sat_screen"]); }), "%.3f")},
+                    {"sat", range_text(g.each([](const Run& r) { return r.rec.sat_screen.value_or(NAN); }), "%.3f")},
                     {"vs_end", "-"},
                     {"vs_best", "-"}};
         std::vector<bool> failed;
@@ -334,7 +330,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
           if (screened(g.runs.front()) && ce.n > 0) {
             ++dyt_cells;
             dyt_helped += ce.mean_diff < 0;
-            const double sat = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
+            const double sat = mean_of(g.each([](const Run& r) { return r.rec.sat_screen.value_or(NAN); }));
             const bool predicts = sat > kScreenThreshold, helped = ce.mean_diff < 0;
             screen.push_back({sat, ce.percent, helped});
             screen_rows.push_back({{"width", w},
@@ -497,25 +493,25 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
 
   for (const Group& g : groups) {
     if (g.model != "gpt") continue;
-    auto at = [&](const char* key) {
-      return range_text(g.each([&](const Run& r) { return number(r.j.value(key, json())); }), "%.3g");
+    auto at = [&](std::optional<double> RegimeRun::*figure) {
+      return range_text(g.each([&](const Run& r) { return (r.rec.*figure).value_or(NAN); }), "%.3g");
     };
     auto noise = [&](const char* eps) {
       return range_text(g.each([&](const Run& r) {
-                          const json& n = r.j.value("noise_end", json());
-                          return n.is_object() && n.contains(eps) ? number(n[eps]) : NAN;
+                          const auto& n = r.rec.noise_end;
+                          return n && n->count(eps) ? n->at(eps) : NAN;
                         }),
                         "%.3g");
     };
     instrument_rows.push_back({{"width", g.width},
                                {"size", size_label(g.size)},
                                {"arm", g.arm},
-                               {"sat_end", at("sat_end")},
-                               {"erank", at("erank_end")},
+                               {"sat_end", at(&RegimeRun::sat_end)},
+                               {"erank", at(&RegimeRun::erank_end)},
                                {"noise01", noise("0.01")},
                                {"noise1", noise("0.1")},
-                               {"logit_var", at("logit_variance_end")},
-                               {"alpha", at("alpha_end")}});
+                               {"logit_var", at(&RegimeRun::logit_variance_end)},
+                               {"alpha", at(&RegimeRun::alpha_end)}});
   }
   const ScreenJudgement sj = judge_screen(screen, kScreenThreshold);
   json sv = json::object();
@@ -541,7 +537,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   view["screen_untestable"] = screen_untested;
   if (dyt_cells > 0 && !screen_untested.empty()) {
     const std::string line = "Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
-                             std::to_string(results["screen_step"].get<int64_t>()) +
+                             std::to_string(results.screen_step) +
                              " predicts that DyT helps): " + screen_untested + " of " + std::to_string(sj.cells) +
                              " (DyT helped in " + std::to_string(sj.helped) +
                              "), so its accuracy measures how often DyT helped, not the rule";
@@ -559,7 +555,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
                                "cells share arms and LN baselines: the interval treats them as independent"));
     summary.push_back(
         "Screening rule (saturation > " + fmt(kScreenThreshold, "%.2f") + " at step " +
-        std::to_string(results["screen_step"].get<int64_t>()) + " predicts that DyT helps): right in " +
+        std::to_string(results.screen_step) + " predicts that DyT helps): right in " +
         std::to_string(sj.correct) + " of " + std::to_string(sj.cells) + " DyT cells (" +
         fmt(100.0 * sj.accuracy(), "%.0f") + " %, Wilson 95 % interval " + fmt(100.0 * sj.accuracy_ci.lo, "%.0f") +
         "-" + fmt(100.0 * sj.accuracy_ci.hi, "%.0f") +
@@ -582,15 +578,15 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   // above kStuckLoss (regime_analysis.h: collapsed; over-fitting is not collapse)
   json llama_rows = json::array();
   auto run_collapsed = [](const Run& r) {
-    return collapsed(r.failed, number(r.j.value("train_end", json())), r.curve);
+    return collapsed(r.failed, r.rec.train_end.value_or(NAN), r.curve);
   };
   for (const Group& g : groups) {
     if (!g.llama) continue;
     std::vector<double> sat_c, sat_ok, val_ok, train_end;
     int n_c = 0;
     for (const Run& r : g.runs) {
-      const double s = number(r.j["sat_screen"]);
-      train_end.push_back(number(r.j.value("train_end", json())));
+      const double s = r.rec.sat_screen.value_or(NAN);
+      train_end.push_back(r.rec.train_end.value_or(NAN));
       if (run_collapsed(r)) ++n_c, sat_c.push_back(s);
       else sat_ok.push_back(s), val_ok.push_back(r.val_end);
     }
@@ -608,8 +604,8 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   // (DyT's: the arms whose norm declares Verma's screen, fitted on DyT runs)
   {
     std::map<std::string, bool> gelu_arm;  // label -> its flags name a GELU MLP
-    for (const json& a : results.value("llama_arms", json::array()))
-      gelu_arm[a.value("label", "")] = (" " + a.value("flags", "") + " ").find(" --mlp gelu ") != std::string::npos;
+    for (const RegimeArm& a : results.llama_arms)
+      gelu_arm[a.label] = (" " + a.flags + " ").find(" --mlp gelu ") != std::string::npos;
     for (int64_t size : sizes) {
       CollapseCount swiglu, gelu;
       for (const Group& g : groups) {
@@ -642,11 +638,12 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   view["untestable"] = untestable;
   view["llama_rows"] = llama_rows;
   view["llama"] = !llama_rows.empty();
-  view["llama_note"] = results.value("llama_note", "");
+  view["llama_note"] = results.llama_note;
   // --kept-only: the grid's cells no results file had, one line per kind with its seeds
   std::vector<std::pair<std::string, std::string>> missing;  // kind, its seeds
-  for (const json& cell : results.value("not_run", json::array())) {
-    const std::string kind = cell.value("cell", ""), seed = std::to_string(cell.value("seed", (int64_t)0));
+  const std::vector<NotRunCell> not_run_cells = results.not_run.value_or(std::vector<NotRunCell>{});
+  for (const NotRunCell& cell : not_run_cells) {
+    const std::string kind = cell.cell, seed = std::to_string(cell.seed);
     auto it = std::find_if(missing.begin(), missing.end(), [&](const auto& m) { return m.first == kind; });
     if (it == missing.end()) missing.push_back({kind, seed});
     else it->second += ", " + seed;
@@ -654,7 +651,7 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
   json not_run = json::array();
   for (const auto& [kind, seeds] : missing) not_run.push_back(kind + " (seeds " + seeds + ")");
   view["not_run"] = not_run;
-  view["not_run_count"] = results.value("not_run", json::array()).size();
+  view["not_run_count"] = not_run_cells.size();
   view["stuck"] = fmt(kStuckLoss, "%.1f");
   view["train_end_steps"] = std::to_string(kTrainEndSteps);
 
@@ -752,11 +749,11 @@ json regime_view(const json& results, bool plotted, const std::string& plot_stem
 
 }  // namespace
 
-std::string render_regime_report(const json& results, bool plotted, const std::string& plot_stem) {
+std::string render_regime_report(const RegimeResults& results, bool plotted, const std::string& plot_stem) {
   return render_template(kTemplate, regime_view(results, plotted, plot_stem), "studies/regime/regime.md.in");
 }
 
-json regime_claims(const json& results) { return regime_view(results, false, "regime")["claims"]; }
+json regime_claims(const RegimeResults& results) { return regime_view(results, false, "regime")["claims"]; }
 
 
 // The plots' data: the end validation loss (mean over seeds) per size of every GPT arm of
@@ -767,9 +764,9 @@ std::string plot_label(const Group& g, int64_t base_width) {
   return g.width == base_width ? g.arm : g.arm + " w" + std::to_string(g.width);
 }
 
-void write_plot_csvs(const std::string& out, const json& results) {
+void write_plot_csvs(const std::string& out, const RegimeResults& results) {
   const std::vector<Group> groups = groups_of(results);
-  const int64_t base = results["recipe"]["dim"], total = results["train_bytes_all"];
+  const int64_t base = results.dim, total = results.train_bytes_all;
   std::vector<const Group*> curves;  // first appearance order: the grid's arm order
   std::set<int64_t> sizes;
   for (const Group& g : groups)
@@ -822,11 +819,11 @@ void write_plot_csvs(const std::string& out, const json& results) {
   }
   write_text_file(out + "/regime_vit.csv", vit);
   std::string sat = "saturation,percent\n";
-  const std::string reference = results["reference"];
+  const std::string reference = results.reference;
   for (const Group& g : groups) {
     if (g.model != "gpt" || g.llama || g.arm == reference) continue;
     const Group* ln = find_group(groups, "gpt", reference, g.size, g.width);
-    const double s = mean_of(g.each([](const Run& r) { return number(r.j["sat_screen"]); }));
+    const double s = mean_of(g.each([](const Run& r) { return r.rec.sat_screen.value_or(NAN); }));
     if (!ln || !std::isfinite(s) || !screened(g.runs.front())) continue;
     const PairedComparison c = compare_paired(g.seeds(), g.each([](const Run& r) { return r.val_end; }), ln->seeds(),
                                               ln->each([](const Run& r) { return r.val_end; }));

@@ -8,18 +8,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "studies/regime/regime_records.h"
+
 namespace nl {
 
 // The report (studies/regime/regime.md.in filled in). plotted: the plots exist beside it.
 // plot_stem: the report's file name without .md; its plots are STEM_loss.png and
 // STEM_screen.png beside it, so that two reports in one folder keep their own plots.
-std::string render_regime_report(const nlohmann::json& results, bool plotted, const std::string& plot_stem = "regime");
+std::string render_regime_report(const RegimeResults& results, bool plotted, const std::string& plot_stem = "regime");
 
 // The paper's claims as this grid judges them, one row each (claim, paper, here, status,
 // detail): the same verdicts the report lists, as data for the "what reproduces" table
 // (studies/reproduces/reproduces.h). status: reproduced, not reproduced, artefact (the
 // paper's sign only at the end of a run whose LN baseline over-fits), untestable here.
-nlohmann::json regime_claims(const nlohmann::json& results);
+nlohmann::json regime_claims(const RegimeResults& results);
 
 // The words of the report's Setup paragraph for a grid's recipe (results.json's "recipe"):
 // recipe_text, bias_text, head_text, schedule_flat.
@@ -28,6 +30,6 @@ nlohmann::json setup_view(const nlohmann::json& recipe);
 // OUT/regime_loss.csv (the end validation loss, mean over seeds, per size and arm at the
 // base width) and OUT/regime_screen.csv (each DyT cell's screen saturation against its
 // change from LayerNorm): what scripts/plot_regime.sh draws.
-void write_plot_csvs(const std::string& out, const nlohmann::json& results);
+void write_plot_csvs(const std::string& out, const RegimeResults& results);
 
 }  // namespace nl

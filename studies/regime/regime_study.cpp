@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "nn/block.h"
@@ -16,6 +17,7 @@
 #include "studies/instruments/screening.h"
 #include "studies/grid/commands.h"
 #include "studies/regime/regime_analysis.h"
+#include "studies/regime/regime_records.h"
 #include "studies/regime/regime_report.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
@@ -25,6 +27,8 @@
 #include "train/flags/gpt_flags.h"
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
+#include "train/io/run_log.h"
+#include "train/loop/result_record.h"
 #include "train/safety/distributed.h"
 
 namespace nl {
@@ -71,22 +75,32 @@ const std::vector<std::string> kVitArms = {"ln=--norm ln", "dyt-a0.5=--norm dyt 
 
 // ---------------------------------------------------------------- a cell's files
 
-json points(const std::string& log, const std::string& column) {
-  json out = json::array();
-  if (!fs::exists(log)) return out;
-  for (const auto& [step, text] : log_column(log, column)) out.push_back({step, std::atof(text.c_str())});
+// a cell's log.csv; none for a run refused before its first write (its curves are empty)
+std::optional<LogTable> cell_log(const std::string& dir) {
+  const std::string path = dir + "/log.csv";
+  if (!fs::exists(path)) return std::nullopt;
+  return read_log(path);
+}
+
+Curve points(const std::optional<LogTable>& log, const std::string& column) {
+  Curve out;
+  if (log)
+    for (const auto& [step, value] : log->column(column)) out.push_back({step, value});
   return out;
 }
 
+// a figure of measurements.json (null, or absent: NaN)
+double figure_of(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
+
 // What the report needs of a finished GPT cell: the validation curve and the
 // instruments' summaries at step 500 and at the end (measurements.json).
-json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, json& run) {
-  run["curve"] = points(dir + "/log.csv", "val_loss");
+void summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, RegimeRun& run) {
+  const std::optional<LogTable> log = cell_log(dir);
+  run.curve = points(log, kValLoss);
   // the training loss at the end, for the Llama collapse criterion (regime_analysis.h: collapsed)
   std::vector<double> train;
-  for (const json& p : points(dir + "/log.csv", "train_loss")) train.push_back(p[1].get<double>());
-  const double train_end = tail_mean(train, kTrainEndSteps);
-  run["train_end"] = std::isnan(train_end) ? json() : json(train_end);
+  for (const CurvePoint& p : points(log, kTrainLoss)) train.push_back(p.value);
+  run.train_end = tail_mean(train, kTrainEndSteps);
   const std::string path = dir + "/measurements.json";
   json m = fs::exists(path) ? json::parse(read_text_file(path, "measurements"), nullptr, false) : json();
   auto summary_at = [&](int64_t step) -> json {
@@ -95,19 +109,21 @@ json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, j
   };
   const json s500 = summary_at(screen_step), end = summary_at(steps);
   auto sat = [](const json& s) {
-    return s.is_object() && s["saturation"].is_object() ? s["saturation"]["gt2"] : json();
+    return s.is_object() && s.contains("saturation") && s["saturation"].is_object()
+               ? figure_of(s["saturation"].value("gt2", json()))
+               : NAN;
   };
-  run["sat_screen"] = sat(s500);
-  run["sat_end"] = sat(end);
-  if (end.is_object()) {
-    run["erank_end"] = end["effective_rank_mean"];
-    run["logit_variance_end"] = end["logit_variance"];
-    run["alpha_end"] = end["alpha_mean"];
-    json noise = json::object();
-    for (const auto& e : end["noise_stability"]) noise[fmt(e.value("eps", NAN), "%g")] = e["mean"];
-    run["noise_end"] = noise;
-  }
-  return run;
+  run.sat_screen = sat(s500);
+  run.sat_end = sat(end);
+  // every instrument of the end, NaN where it was not measured (RegimeRun: a finished
+  // GPT cell's record has them all)
+  const json& e = end.is_object() ? end : json::object();
+  run.erank_end = figure_of(e.value("effective_rank_mean", json()));
+  run.logit_variance_end = figure_of(e.value("logit_variance", json()));
+  run.alpha_end = figure_of(e.value("alpha_mean", json()));
+  run.noise_end.emplace();
+  for (const auto& n : e.value("noise_stability", json::array()))
+    (*run.noise_end)[fmt(n.value("eps", NAN), "%g")] = figure_of(n.value("mean", json()));
 }
 
 // The finished cells of an earlier invocation (--cells-from: its results.json, or the
@@ -118,37 +134,32 @@ json summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, j
 // step): it throws naming the first difference, since its cells then measure something
 // else. runs/ is not kept between machines or sessions; this file is, so a grid too long
 // for one sitting grows a block at a time from the committed results.
-std::vector<int> earlier_cells(const json& earlier, const std::string& path, const std::vector<RegimeCell>& plan_cells,
-                               const nlohmann::ordered_json& recipe, const std::vector<std::string>& recipe_keys,
-                               int64_t vit_steps, int64_t screen_step) {
-  NL_CHECK(earlier.is_object() && earlier["runs"].is_array() && earlier["recipe"].is_object(), "--cells-from ", path,
-           ": not a regime study's results (no \"runs\" and \"recipe\")");
-  const nlohmann::ordered_json there = nlohmann::ordered_json::parse(earlier["recipe"].dump());
+std::vector<int> earlier_cells(const RegimeResults& earlier, const std::string& path,
+                               const std::vector<RegimeCell>& plan_cells, const nlohmann::ordered_json& recipe,
+                               const std::vector<std::string>& recipe_keys, int64_t vit_steps, int64_t screen_step) {
+  const nlohmann::ordered_json there = nlohmann::ordered_json::parse(earlier.header.recipe.dump());
   // flags added after results files were committed: a file without one ran its default
   const std::string difference =
       first_recipe_difference(there, recipe, recipe_keys, later_flag_defaults(), "there", "here");
   NL_CHECK(difference.empty(), "--cells-from ", path, ": its runs have another recipe (", difference, ")");
-  NL_CHECK(earlier.value("vit_steps", (int64_t)-1) == vit_steps, "--cells-from ", path,
-           ": its ViT cells trained --vit-steps ", earlier.value("vit_steps", (int64_t)-1), ", here ", vit_steps);
-  NL_CHECK(earlier.value("screen_step", (int64_t)-1) == screen_step, "--cells-from ", path,
-           ": its screen step is ", earlier.value("screen_step", (int64_t)-1), ", here ", screen_step);
+  NL_CHECK(earlier.vit_steps == vit_steps, "--cells-from ", path, ": its ViT cells trained --vit-steps ",
+           earlier.vit_steps, ", here ", vit_steps);
+  NL_CHECK(earlier.screen_step == screen_step, "--cells-from ", path, ": its screen step is ", earlier.screen_step,
+           ", here ", screen_step);
   std::map<std::string, std::string> flags;  // "gpt ln" -> its flags there
-  for (const auto& [list, model] : {std::pair<const char*, const char*>{"arms", "gpt"}, {"llama_arms", "gpt"},
-                                    {"vit_arms", "vit"}})
-    if (earlier.contains(list))
-      for (const auto& a : earlier[list]) flags[std::string(model) + " " + a.value("label", "")] = a.value("flags", "");
+  for (const auto& [list, model] : {std::pair<const std::vector<RegimeArm>*, const char*>{&earlier.arms, "gpt"},
+                                    {&earlier.llama_arms, "gpt"}, {&earlier.vit_arms, "vit"}})
+    for (const RegimeArm& a : *list) flags[std::string(model) + " " + a.label] = a.flags;
   std::vector<int> found(plan_cells.size(), -1);
   for (size_t i = 0; i < plan_cells.size(); ++i) {
     const RegimeCell& c = plan_cells[i];
     const std::string text = spec_text(c.arm);
     const std::string key = c.model + " " + c.arm.label;
     if (!flags.count(key) || flags[key] != text.substr(text.find('=') + 1)) continue;
-    for (size_t r = 0; r < earlier["runs"].size(); ++r) {
-      const json& run = earlier["runs"][r];
-      if (run.value("model", "") == c.model && run.value("arm", "") == c.arm.label &&
-          run.value("size", (int64_t)0) == c.size && run.value("width", (int64_t)-1) == c.width &&
-          run.value("seed", (int64_t)-1) == c.seed && run.value("llama", false) == c.llama &&
-          run.value("exit_code", -1) == 0 && !run["val_end"].is_null()) {
+    for (size_t r = 0; r < earlier.runs.size(); ++r) {
+      const RegimeRun& run = earlier.runs[r];
+      if (run.model == c.model && run.arm == c.arm.label && run.size == c.size && run.width == c.width &&
+          run.seed == c.seed && run.llama == c.llama && run.finished()) {
         found[i] = (int)r;
         break;
       }
@@ -158,39 +169,6 @@ std::vector<int> earlier_cells(const json& earlier, const std::string& path, con
 }
 
 }  // namespace
-
-ResultSchema regime_results_schema() {
-  ResultSchema schema = {
-      {"recipe", kObject},          {"recipe.steps", kInteger},       {"recipe.batch", kInteger},
-      {"recipe.seq", kInteger},     {"recipe.dim", kInteger},         {"reference", kString},
-      {"train_bytes_all", kInteger}, {"seeds", kArray},               {"seeds[]", kInteger},
-      {"screen_step", kInteger},    {"vit_steps", kInteger},          {"seconds", kNumber},
-      {"loads", kArray},            {"loads[]", kNumber},             {"plot_script", kString},
-      {"grid_replaced", kBool, true}, {"llama_note", kString, true},  {"not_run", kArray, true},
-      {"not_run[]", kObject},       {"not_run[].cell", kString, true}, {"not_run[].seed", kInteger, true},
-      {"runs", kArray},             {"runs[]", kObject},              {"runs[].model", kString},
-      {"runs[].arm", kString},      {"runs[].size", kInteger},        {"runs[].width", kInteger},
-      {"runs[].seed", kInteger},    {"runs[].llama", kBool, true},    {"runs[].exit_code", kInteger},
-      {"runs[].kept", kBool, true}, {"runs[].val_end", kNumber | kNull}, {"runs[].seconds", kNumber | kNull},
-      {"runs[].norm", kString},     {"runs[].bounded", kString},      {"runs[].train_end", kNumber | kNull, true},
-      {"runs[].sat_screen", kNumber | kNull, false, "model=gpt"},
-      // the header the report quotes
-      {"date", kString},            {"command", kString},             {"out", kString},
-      {"grid", kString},            {"jobs", kInteger},               {"threads", kInteger},
-      {"cores", kInteger},          {"cells_run", kInteger},          {"cells_kept", kInteger},
-      {"estimate_minutes", kString | kNumber}};
-  for (const char* list : {"arms", "vit_arms", "llama_arms"}) {
-    const std::string l = list;
-    schema.insert(schema.end(), {{l, kArray, l == "llama_arms"}, {l + "[]", kObject}, {l + "[].label", kString},
-                                 {l + "[].flags", kString}});
-  }
-  for (const char* curve : {"curve", "acc_curve"}) {
-    const std::string c = std::string("runs[].") + curve;
-    schema.insert(schema.end(), {{c, kArray, c != "runs[].curve"}, {c + "[]", kArray}, {c + "[][0]", kInteger},
-                                 {c + "[][1]", kNumber | kNull}});
-  }
-  return schema;
-}
 
 std::vector<std::string> full_grid_gpt_labels() {
   std::vector<std::string> labels;
@@ -382,27 +360,27 @@ int regime_study_main(const std::vector<std::string>& args) {
   // grid runner's --threads): never passed on as the recipe, never compared by --cells-from
   const std::vector<std::string> own = gpt_study_own_keys(p, {"dim", "threads"});
   const int64_t measure_first = std::min(screen_step, base.steps);
-  // each planned cell's summary from the first --cells-from file that finished it (null: none)
-  std::vector<json> kept_runs(plan_cells.size());
+  // each planned cell's summary from the first --cells-from file that finished it
+  std::vector<std::optional<RegimeRun>> kept_runs(plan_cells.size());
   const std::vector<std::string> cells_from_files = split_list(cells_from);
   NL_CHECK(!kept_only || !cells_from_files.empty(), "--kept-only: name the earlier results with --cells-from");
   std::vector<std::string> keys;
   for (const std::string& k : p.recipe_keys())
     if (std::find(own.begin(), own.end(), k) == own.end()) keys.push_back(k);
   for (const std::string& file : cells_from_files) {
-    const json earlier = read_results_file(file, "--cells-from", regime_results_schema());
+    const RegimeResults earlier = read_regime_results(file, "--cells-from");
     const std::vector<int> found =
         earlier_cells(earlier, file, plan_cells, recipe, keys, plan.vit_steps, measure_first);
     for (size_t i = 0; i < plan_cells.size(); ++i)
-      if (kept_runs[i].is_null() && found[i] >= 0) kept_runs[i] = earlier["runs"][found[i]];
+      if (!kept_runs[i] && found[i] >= 0) kept_runs[i] = earlier.runs[found[i]];
   }
-  const auto kept = [&](size_t i) { return !kept_runs[i].is_null(); };
+  const auto kept = [&](size_t i) { return kept_runs[i].has_value(); };
   // --kept-only: the grid's cells no file has, left out of the report and listed in it
-  json not_run = json::array();
+  std::vector<NotRunCell> not_run;
   if (kept_only)
     for (size_t i = 0; i < plan_cells.size(); ++i)
-      if (!kept(i)) not_run.push_back({{"cell", cell_kind(plan_cells[i])}, {"seed", plan_cells[i].seed}});
-  const size_t n_earlier = plan_cells.size() - (size_t)std::count(kept_runs.begin(), kept_runs.end(), json());
+      if (!kept(i)) not_run.push_back({cell_kind(plan_cells[i]), plan_cells[i].seed});
+  const size_t n_earlier = (size_t)std::count_if(kept_runs.begin(), kept_runs.end(), [](const auto& r) { return r; });
 
   if (dry_run) {
     double total = 0;
@@ -432,11 +410,11 @@ int regime_study_main(const std::vector<std::string>& args) {
   }
   check_doc_folder(doc);
 
-  json results;
+  RegimeResults results;
   if (reuse) {
-    results = read_study_results(out, regime_results_schema());
+    results = regime_results_of(read_study_results(out, {}), "--reuse", out + "/results.json");
     // results written before the unigram loss was recorded: the same validation split's
-    if (!results.contains("unigram_loss")) results["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir).val);
+    if (!results.unigram_loss) results.unigram_loss = unigram_loss(load_fortunes(base.data_dir).val);
   } else {
     const auto start = StudyClock::now();
     std::vector<double> loads = {load_average()};
@@ -484,21 +462,25 @@ int regime_study_main(const std::vector<std::string>& args) {
     const auto summarize = [&](size_t i, const CellOutcome& outcome, const nlohmann::ordered_json& config) {
       const RegimeCell& c = plan_cells[plan_of[i]];
       const json& res = outcome.result;
-      json run = {{"model", c.model}, {"arm", c.arm.label}, {"size", c.size},         {"width", c.width},
-                  {"seed", c.seed},   {"exit_code", outcome.exit_code},               {"kept", outcome.kept},
-                  {"norm", config["norm"]}, {"llama", c.llama}};
-      const NormKind& kind = norm_kind(config["norm"]);
-      run["bounded"] = kind.bounded.name;
+      RegimeRun run;
+      run.model = c.model, run.arm = c.arm.label, run.size = c.size, run.width = c.width, run.seed = c.seed;
+      run.exit_code = outcome.exit_code, run.kept = outcome.kept, run.llama = c.llama;
+      run.norm = config["norm"].get<std::string>();
+      run.bounded = norm_kind(run.norm).bounded.name;
       const bool done = outcome.exit_code == 0 && res.is_object();
-      run["val_end"] = done ? res["val_loss"] : json();
-      run["seconds"] = done ? res["seconds"] : json();
+      if (done) {
+        const ResultRecord result = result_record_of(res, cells[i].out_dir + "/result.json");
+        run.val_end = result.figure(kValLoss);
+        run.seconds = result.seconds;
+      }
       if (c.model == "gpt") {
         summarize_gpt(cells[i].out_dir, base.steps, measure_first, run);
       } else {
-        run["curve"] = points(cells[i].out_dir + "/log.csv", "val_loss");
-        run["acc_curve"] = points(cells[i].out_dir + "/log.csv", "val_acc");
+        const std::optional<LogTable> log = cell_log(cells[i].out_dir);
+        run.curve = points(log, kValLoss);
+        run.acc_curve = points(log, kValAcc);
       }
-      return run;
+      return json(run);
     };
     std::string note = " (estimate " + fmt(estimate / 60.0, "%.0f") + " CPU minutes)";
     if (!cells_from.empty()) note += "; " + std::to_string(n_earlier) + " more kept from " + cells_from;
@@ -510,41 +492,37 @@ int regime_study_main(const std::vector<std::string>& args) {
       if (kept(i)) {
         outcomes[i].kept = true;
         outcomes[i].exit_code = 0;
-        outcomes[i].summary = kept_runs[i];
-        outcomes[i].summary["kept"] = true;
+        kept_runs[i]->kept = true;
+        outcomes[i].summary = *kept_runs[i];
       }
     if (kept_only)  // the cells not run are not outcomes: the report lists them instead
       outcomes.erase(std::remove_if(outcomes.begin(), outcomes.end(), [](const CellOutcome& o) { return !o.kept; }),
                      outcomes.end());
     loads.push_back(load_average());
-    results = json::object();
-    put_grid_outcomes(results, outcomes);
-    results["seconds"] = seconds_since(start);
-    results["estimate_minutes"] = fmt(estimate / 60.0, "%.0f");
-    put_study_header(results, study_command("build/release/regime_study", args), out, jobs, base.threads, loads,
-                     recipe);
-    results["grid"] = grid;
+    RegimeResults& r = results;
+    for (const CellOutcome& o : outcomes) r.runs.push_back(o.summary.get<RegimeRun>()), r.cells_kept += o.kept;
+    r.cells_run = (int64_t)outcomes.size() - r.cells_kept;
+    r.header = study_header(study_command("build/release/regime_study", args), out, jobs, base.threads, loads, recipe);
+    r.seconds = seconds_since(start);
+    r.estimate_minutes = fmt(estimate / 60.0, "%.0f");
     // the flags that replace a part of the named grid: the header says the grid was not run as named
-    bool replaced = false;
     for (const char* flag : {"--arms", "--sizes", "--seeds", "--widths", "--width-arms", "--vit-arms", "--vit-images",
                              "--llama-arms", "--llama-seeds"})
-      replaced = replaced || p.given(flag);
-    results["grid_replaced"] = replaced;
-    results["seeds"] = plan.seeds;
-    results["reference"] = reference;
-    results["screen_step"] = measure_first;
-    results["vit_steps"] = plan.vit_steps;
-    results["llama_note"] = llama_note;
-    results["not_run"] = not_run;
+      r.grid_replaced = r.grid_replaced || p.given(flag);
     const TextData text = load_fortunes(base.data_dir);
-    results["train_bytes_all"] = (int64_t)text.train.size();
-    results["unigram_loss"] = unigram_loss(text.val);
-    results["arms"] = run_specs_json(plan.arms);
-    results["vit_arms"] = run_specs_json(plan.vit_arms);
-    results["llama_arms"] = run_specs_json(plan.llama_arms);
-    results["plot_script"] = plot_script;
+    r.grid = grid, r.seeds = plan.seeds, r.reference = reference;
+    r.screen_step = measure_first, r.vit_steps = plan.vit_steps, r.llama_note = llama_note, r.not_run = not_run;
+    r.train_bytes_all = (int64_t)text.train.size(), r.unigram_loss = unigram_loss(text.val);
+    r.arms = run_specs_json(plan.arms).get<std::vector<RegimeArm>>();
+    r.vit_arms = run_specs_json(plan.vit_arms).get<std::vector<RegimeArm>>();
+    r.llama_arms = run_specs_json(plan.llama_arms).get<std::vector<RegimeArm>>();
+    r.plot_script = plot_script;
     fs::create_directories(out);  // --kept-only trained nothing into it
-    write_text_file(out + "/results.json", results.dump(1) + "\n");
+    const json written = results;
+    write_text_file(out + "/results.json", written.dump(1) + "\n");
+    // read back as --reuse will read it (the recipe's steps, batch, seq and dim come from
+    // the header's recipe there); written first, so that a file this refuses is there to see
+    results = regime_results_of(written, "", out + "/results.json");
   }
   write_plot_csvs(out, results);
   const std::string plot_stem = fs::path(doc).stem().string();  // regime.md: regime_loss.png, regime_screen.png
@@ -558,7 +536,7 @@ int regime_study_main(const std::vector<std::string>& args) {
   }
   write_text_file(doc, render_regime_report(results, plotted, plot_stem));
   // the results beside the report, kept with it: a later --cells-from continues from them
-  write_text_file((doc_dir / (plot_stem + ".json")).string(), results.dump(1) + "\n");
+  write_text_file((doc_dir / (plot_stem + ".json")).string(), json(results).dump(1) + "\n");
   std::printf("wrote %s\n", doc.c_str());
   return 0;
 }

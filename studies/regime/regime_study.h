@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include "studies/grid/run_spec.h"
-#include "studies/report/results_schema.h"
 
 namespace nl {
 
@@ -55,10 +54,6 @@ std::vector<RegimeCell> regime_cells(const RegimePlan& plan);
 // The GPT arms' labels of --grid full (its arms and the Llama arms), in the grid's order:
 // the report names those a grid lacks.
 std::vector<std::string> full_grid_gpt_labels();
-
-// The fields of a regime study's results.json that the report and --cells-from read (both
-// --reuse and --cells-from check a file against it before reading it).
-ResultSchema regime_results_schema();
 
 // "30K", "2.3M", "all"; images "1000", "all".
 std::string size_label(int64_t size);

@@ -63,8 +63,6 @@ struct Place {
 
 }  // namespace
 
-std::string json_kind_name(const json& v) { return kinds_text(kind_of(v)); }
-
 void check_results_schema(const json& doc, const ResultSchema& schema, const std::string& flag,
                           const std::string& file) {
   const std::string where = flag + ": " + file + ": ";

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/io/json_fields.h"  // json_kind_name
+
 namespace nl {
 
 // The JSON types a field may have, or-ed together.
@@ -37,8 +39,5 @@ using ResultSchema = std::vector<ResultField>;
 // at the first field of `schema` that `doc` lacks or holds with another type.
 void check_results_schema(const nlohmann::json& doc, const ResultSchema& schema, const std::string& flag,
                           const std::string& file);
-
-// The name of a JSON value's kind as the messages say it ("a string", "null").
-std::string json_kind_name(const nlohmann::json& v);
 
 }  // namespace nl

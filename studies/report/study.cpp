@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "studies/grid/grid.h"  // effective_jobs
+#include "train/io/json_fields.h"
 #include "nn/norms/registry.h"
 #include "studies/report/verdicts.h"
 #include "train/flags/gpt_flags.h"  // add_gpt_run_flags
@@ -40,26 +41,6 @@ std::string fmt(double v, const char* format) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
-}
-
-std::vector<std::pair<int64_t, std::string>> log_column(const std::string& log_path, const std::string& name) {
-  std::vector<std::pair<int64_t, std::string>> out;
-  // a cell refused before its first write has no log: no curve
-  if (!std::filesystem::exists(log_path)) return out;
-  std::istringstream in(read_text_file(log_path, "log", int64_t(1) << 30));
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = split_list(line);
-  const auto at = std::find(header.begin(), header.end(), name);
-  NL_CHECK(at != header.end(), log_path, ": no column '", name, "' in its header (", line, ")");
-  const size_t column = (size_t)(at - header.begin());
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::vector<std::string> cells(column + 1);
-    for (auto& c : cells) std::getline(ss, c, ',');
-    if (!cells[column].empty()) out.emplace_back(std::atoll(cells[0].c_str()), cells[column]);
-  }
-  return out;
 }
 
 std::string range_text(const std::vector<double>& v, const char* format) {
@@ -174,14 +155,32 @@ std::string study_command(const std::string& program, const std::vector<std::str
 
 void put_study_header(nlohmann::json& results, const std::string& command, const std::string& out, int jobs,
                       int threads, const std::vector<double>& loads, const nlohmann::ordered_json& recipe) {
-  results["date"] = today();
-  results["command"] = command;
-  results["out"] = out;
-  results["jobs"] = effective_jobs(jobs);
-  results["threads"] = threads;
-  results["cores"] = effective_jobs(0);
-  results["loads"] = loads;
-  results["recipe"] = nlohmann::json::parse(recipe.dump());
+  results.update(nlohmann::json(study_header(command, out, jobs, threads, loads, recipe)));
+}
+
+StudyHeader study_header(const std::string& command, const std::string& out, int jobs, int threads,
+                         const std::vector<double>& loads, const nlohmann::ordered_json& recipe) {
+  return {today(), command, out, effective_jobs(jobs), threads, effective_jobs(0), loads,
+          nlohmann::json::parse(recipe.dump())};
+}
+
+void to_json(nlohmann::json& j, const StudyHeader& h) {
+  nlohmann::json loads = nlohmann::json::array();
+  for (double l : h.loads) loads.push_back(figure_json(l));
+  j = {{"date", h.date},       {"command", h.command}, {"out", h.out},   {"jobs", h.jobs},
+       {"threads", h.threads}, {"cores", h.cores},     {"loads", loads}, {"recipe", h.recipe}};
+}
+
+void from_json(const nlohmann::json& j, StudyHeader& h) {
+  read_field(j, "date", h.date);
+  read_field(j, "command", h.command);
+  read_field(j, "out", h.out);
+  read_field(j, "jobs", h.jobs);
+  read_field(j, "threads", h.threads);
+  read_field(j, "cores", h.cores);
+  read_field(j, "loads", h.loads);
+  read_field(j, "recipe", h.recipe);
+  if (!h.recipe.is_object()) throw FieldError("recipe", "is " + json_kind_name(h.recipe) + ", not an object");
 }
 
 std::vector<std::string> study_own_keys(const FlagParser& study, const FlagParser& runs,

@@ -26,13 +26,6 @@ double load_average();
 // printf-style formatting of one number for a report.
 std::string fmt(double v, const char* format = "%.4g");
 
-// (step, the text of the column named `column` in the header) of the rows of a run's
-// log.csv whose cell there is not empty: "val_loss" gives the validation curve,
-// "train_loss" the training one, "val_acc" a ViT's accuracy. No file: no rows (a run
-// refused before its first write); a header without that column throws naming the log
-// and the column, so that a renamed column is an error, not an empty curve.
-std::vector<std::pair<int64_t, std::string>> log_column(const std::string& log_path, const std::string& column);
-
 // "mean (smallest-largest)" of the finite values of a sample over seeds, printf-style
 // `format` for each; the mean alone for one value, "-" for none.
 std::string range_text(const std::vector<double>& v, const char* format);
@@ -118,6 +111,18 @@ std::string study_command(const std::string& program, const std::vector<std::str
 
 // The header every study's results.json has: date, command, out, jobs (0: one per
 // core), threads per run, cores, the load averages seen, the recipe (the flags' values).
+// Its to_json / from_json (train/io/json_fields.h) are the one place its keys are
+// spelled; a study's own results record reads it from the same object.
+struct StudyHeader {
+  std::string date, command, out;
+  int64_t jobs = 0, threads = 1, cores = 1;
+  std::vector<double> loads;
+  nlohmann::json recipe = nlohmann::json::object();  // by flag key, as FlagParser::values() names them
+};
+StudyHeader study_header(const std::string& command, const std::string& out, int jobs, int threads,
+                         const std::vector<double>& loads, const nlohmann::ordered_json& recipe);
+void to_json(nlohmann::json& j, const StudyHeader& h);
+void from_json(const nlohmann::json& j, StudyHeader& h);
 void put_study_header(nlohmann::json& results, const std::string& command, const std::string& out, int jobs,
                       int threads, const std::vector<double>& loads, const nlohmann::ordered_json& recipe);
 

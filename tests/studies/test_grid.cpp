@@ -1,6 +1,6 @@
 // The grid's planned step count (studies/grid/grid.h), which its progress line and ETA
 // divide by: --steps, or train_vit's --epochs over Fashion-MNIST's training split; and the
-// command line a study report prints.
+// command line a study report prints; a cell's result.json read back as a ResultRecord.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +8,8 @@
 #include "studies/grid/commands.h"
 #include "studies/grid/grid.h"
 #include "studies/report/study.h"
+#include "tests/test_files.h"
+#include "train/io/files.h"
 
 using nl::planned_steps;
 using json = nlohmann::ordered_json;
@@ -44,4 +46,18 @@ TEST_CASE("implied_keys: the flags an arm sets through another flag's implicatio
   CHECK(nl::implied_keys("train_gpt", {"--block", "peri", "--norm", "dyt", "--dyt-alpha0", "2"}).empty());
   CHECK(nl::implied_keys("train_gpt", {}).empty());
   CHECK_THROWS_WITH(nl::implied_keys("train_gpt", {"--block", "nope"}), Catch::Contains("--block"));
+}
+
+TEST_CASE("grid: a cell's result.json lacking a field of a run's result is refused naming it", "[grid]") {
+  nl::test::TempDir tmp;
+  const std::string dir = tmp.sub("cell");
+  CHECK(nl::read_result(dir).is_null());  // not finished
+  std::filesystem::create_directories(dir);
+  nlohmann::json result = {{"steps", 4},     {"final_train_loss", 2.5}, {"seconds", 1.5}, {"cpu_seconds", 3.0},
+                           {"diverged", false}, {"skipped_steps", 0},     {"val_loss", 2.75}};
+  nl::write_text_file(dir + "/result.json", result.dump());
+  CHECK(nl::read_result(dir) == result);  // as the run wrote it
+  result.erase("seconds");
+  nl::write_text_file(dir + "/result.json", result.dump());
+  CHECK_THROWS_WITH(nl::read_result(dir), "grid: " + dir + "/result.json: seconds is missing");
 }

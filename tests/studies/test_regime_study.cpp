@@ -236,7 +236,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   fs::rename(runs + "/gpt", tmp.sub("moved"));
   CHECK_THAT(study.run(tmp, " --reuse"), Contains("## 4. The 500-step saturation screen"));
   // a report named otherwise links plots of its own name, so two reports in one folder keep theirs
-  const std::string other = render_regime_report(results, true, "regime_alpha0");
+  const std::string other = render_regime_report(results.get<RegimeResults>(), true, "regime_alpha0");
   CHECK_THAT(other, Contains("](regime_alpha0_loss.png)") && Contains("](regime_alpha0_screen.png)"));
   // a grid of all the data alone: its one size is the paper's data-rich end, not the
   // data-scarce one (docs/results/regime_alpha0_all.md was labelled scarce before)
@@ -244,7 +244,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   all_only["runs"] = nlohmann::json::array();
   for (const auto& run : results["runs"])
     if (run["size"] == -1) all_only["runs"].push_back(run);
-  const std::string all_md = render_regime_report(all_only, false);
+  const std::string all_md = render_regime_report(all_only.get<RegimeResults>(), false);
   CHECK_THAT(all_md, Contains("| dyt-a2 | data-rich | all | +18.8 % (50M: +19.6 %) |"));
   CHECK(all_md.find("| dyt-a2 | data-scarce") == std::string::npos);
   // the regimes are told by passes, not by a subset's rank in the grid: 6 steps see 3K
@@ -252,7 +252,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   // and all of the text 0.7 times
   nlohmann::json long_recipe = results;
   long_recipe["recipe"]["steps"] = 100000;
-  const std::string long_md = render_regime_report(long_recipe, false);
+  const std::string long_md = render_regime_report(long_recipe.get<RegimeResults>(), false);
   CHECK_THAT(long_md, Contains("| dyt-a2 | data-scarce | 3K | -27.3 % |") &&
                           Contains("| dyt-a2 | data-rich | all | +18.8 % (50M: +19.6 %) |"));
   CHECK_THAT(long_md, Contains("No subset of this grid has two alpha0s"));
@@ -274,11 +274,11 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
       low["val_end"] = run["val_end"].get<double>() - 0.1;
       swept["runs"].push_back(low);
     }
-  const std::string sweep_md = render_regime_report(swept, false);
+  const std::string sweep_md = render_regime_report(swept.get<RegimeResults>(), false);
   nlohmann::json stuck = swept;
   stuck["unigram_loss"] = results.value("unigram_loss", 0.0);
   if (stuck["unigram_loss"].get<double>() > 0)
-    CHECK_THAT(render_regime_report(stuck, false), Contains("did not train in"));
+    CHECK_THAT(render_regime_report(stuck.get<RegimeResults>(), false), Contains("did not train in"));
   // the sweep's sentence quotes the paper's alpha0 sweep (its manifest: 118M +42.0, +31.4,
   // +18.8, +15.5 %; 1M -33.6, -34.1, -27.3, -20.5 %) in alpha0 order
   CHECK_THAT(sweep_md,
@@ -299,7 +299,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   // it to 1000 steps: 3K 5.3 passes) gets its line in the section and no verdict
   nlohmann::json between = swept;
   between["recipe"]["steps"] = 1000;
-  const std::string between_md = render_regime_report(between, false);
+  const std::string between_md = render_regime_report(between.get<RegimeResults>(), false);
   CHECK_THAT(between_md,
              Contains("- on 3K, alpha0 0.5 to 2: the paper has no number at this subset; here alpha0 2 against 0.5 +"));
   CHECK(between_md.find("the alpha0 sweep's direction: on 3K") == std::string::npos);
@@ -308,14 +308,14 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
       Contains("- The data-scarce regime: no subset of this grid is seen 150+ times (the smallest, 3K, 5 passes)"));
   CHECK_THAT(sweep_md, Contains("0/2 seeds lower: the paper's direction at every seed") &&
                            Contains("0/2 seeds lower: the other direction at every seed"));
-  CHECK_THAT(render_regime_report(results, true), Contains("](regime_loss.png)"));
+  CHECK_THAT(render_regime_report(results.get<RegimeResults>(), true), Contains("](regime_loss.png)"));
   // a grid with no DyT cell gets no screen plot (plot_regime.sh draws none), so its page
   // links the loss plot alone
   nlohmann::json ln_only = results;
   ln_only["runs"] = nlohmann::json::array();
   for (const auto& run : results["runs"])
     if (run["arm"] == "ln") ln_only["runs"].push_back(run);
-  const std::string ln_md = render_regime_report(ln_only, true, "regime_ln");
+  const std::string ln_md = render_regime_report(ln_only.get<RegimeResults>(), true, "regime_ln");
   CHECK_THAT(ln_md, Contains("](regime_ln_loss.png)"));
   CHECK(ln_md.find("_screen.png") == std::string::npos);
   CHECK_THAT(ln_md, Contains("No all-DyT or hybrid cell in this grid"));
@@ -338,13 +338,13 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
         copy["arm"] = label;
         every_arm["runs"].push_back(copy);
       }
-  CHECK(render_regime_report(every_arm, false).find("not in this grid") == std::string::npos);
+  CHECK(render_regime_report(every_arm.get<RegimeResults>(), false).find("not in this grid") == std::string::npos);
   CHECK(ln_md.find("| width | subset | arm | saturation | rule predicts |") == std::string::npos);
   // DyT cells without a saturation at step 500 (runs that stopped before it) give the
   // plot's CSV no point, so no plot either; their table rows stay
   nlohmann::json unmeasured = results;
   for (auto& run : unmeasured["runs"]) run["sat_screen"] = nullptr;
-  const std::string unmeasured_md = render_regime_report(unmeasured, true, "regime_u");
+  const std::string unmeasured_md = render_regime_report(unmeasured.get<RegimeResults>(), true, "regime_u");
   CHECK(unmeasured_md.find("_screen.png") == std::string::npos);
   CHECK_THAT(unmeasured_md, Contains("| width | subset | arm | saturation | rule predicts |"));
   // each width's over-fitting line names its width; a block of the narrower width alone
@@ -356,7 +356,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   for (const auto& run : results["runs"])
     if (run["width"] == 8) narrow["runs"].push_back(run);
   REQUIRE(narrow["runs"].size() == 4u);  // ln at 3K and all, seeds 1 and 2
-  const std::string narrow_md = render_regime_report(narrow, false);
+  const std::string narrow_md = render_regime_report(narrow.get<RegimeResults>(), false);
   CHECK_THAT(narrow_md, Contains("LayerNorm (width 8) over-fits on the smallest subset (3K, "));
   CHECK(narrow_md.find("LayerNorm (width 16)") == std::string::npos);
   // the Llama section counts collapse on training loss: three seeds of a Llama arm made
@@ -376,7 +376,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
       with_llama["runs"].push_back(llama_run);
     }
   REQUIRE(made == 2);  // seeds 1 and 2 of the tiny grid
-  const std::string llama_md = render_regime_report(with_llama, false);
+  const std::string llama_md = render_regime_report(with_llama.get<RegimeResults>(), false);
   CHECK_THAT(llama_md, Contains("| 3K | llama-x | 1 of 2 | 2.500 (1.250-3.750) |"));
   CHECK_THAT(llama_md, Contains("llama-x on 3K: 1 of 2 seeds collapsed"));
   // a DyT arm with SwiGLU (no --mlp gelu in its flags): the paper's collapse, reproduced

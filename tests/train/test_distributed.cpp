@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "train/io/run_log.h"
 #include "train/io/safetensors.h"
 
 using Catch::Contains;
@@ -50,13 +51,10 @@ std::string mpirun_flags(int ranks) {
 const std::string kRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --eval-batches 1 --act-stats-every 0 --threads 1 --quiet";
 
-// step -> column of log.csv (1: train_loss, 2: val_loss), empty cells left out
-std::map<int, double> log_column(const std::string& path, size_t column) {
+// step -> the column of log.csv called `column`, empty cells left out
+std::map<int, double> log_column(const std::string& path, const std::string& column) {
   std::map<int, double> values;
-  const auto rows = read_csv_rows(path);
-  for (size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].size() > column && !rows[i][column].empty())
-      values[std::stoi(rows[i][0])] = std::stod(rows[i][column]);
+  for (const auto& [step, value] : nl::read_log(path).column(column)) values[(int)step] = value;
   return values;
 }
 
@@ -125,8 +123,8 @@ bool wait_for_file(const std::string& path, std::chrono::seconds limit) {
 // the norm does; over hundreds of steps they drift apart by a few 1e-5, the losses less).
 void check_same_losses(const std::string& reference_log, const std::string& log, int steps,
                        bool with_grad_norms) {
-  for (const size_t column : {1, 4}) {
-    if (column == 4 && !with_grad_norms) continue;
+  for (const std::string column : {"train_loss", "grad_norm"}) {
+    if (column == "grad_norm" && !with_grad_norms) continue;
     const auto reference = log_column(reference_log, column), values = log_column(log, column);
     REQUIRE(reference.size() == (size_t)steps);
     REQUIRE(values.size() == (size_t)steps);
@@ -155,7 +153,8 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
   check_same_losses(tmp.sub("single") + "/log.csv", tmp.sub("two") + "/log.csv", 50, true);
   // rank 0 evaluates with the parameters every rank holds
   const auto [val_worst, val_found] =
-      largest_difference(log_column(tmp.sub("single") + "/log.csv", 2), log_column(tmp.sub("two") + "/log.csv", 2));
+      largest_difference(log_column(tmp.sub("single") + "/log.csv", "val_loss"),
+                         log_column(tmp.sub("two") + "/log.csv", "val_loss"));
   CHECK(val_found);
   CHECK(val_worst <= 1e-5);
 
@@ -163,7 +162,8 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
   RunResult half = run_program(kPlain, kRun + " --batch 4 --steps 50 --eval-every 25 --out " + tmp.sub("half"), tmp);
   REQUIRE(half.code == 0);
   const auto [half_worst, half_found] =
-      largest_difference(log_column(tmp.sub("single") + "/log.csv", 1), log_column(tmp.sub("half") + "/log.csv", 1));
+      largest_difference(log_column(tmp.sub("single") + "/log.csv", "train_loss"),
+                         log_column(tmp.sub("half") + "/log.csv", "train_loss"));
   CHECK(half_worst > 1e-3);
 
   // a global batch that does not split evenly is refused with one line

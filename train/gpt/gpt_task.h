@@ -8,6 +8,7 @@
 #include "nn/gpt.h"
 #include "train/data/text_data.h"
 #include "train/gpt/gpt_run_config.h"
+#include "train/loop/log_row.h"
 #include "train/loop/residual_rms.h"
 #include "train/io/checksum.h"
 #include "train/loop/task.h"
@@ -35,7 +36,7 @@ class GPTTask : public TrainTask {
   std::string data_fingerprint() const override { return nl::data_fingerprint(data_.bytes, data_.crc32); }
   std::map<std::string, std::string> extra_state() const override;
   void restore_extra_state(const std::map<std::string, std::string>& metadata) override;
-  std::vector<std::string> eval_columns() const override { return {"val_loss"}; }
+  std::vector<std::string> eval_columns() const override { return {kValLoss}; }
   std::vector<double> evaluate() override;
   bool batches_rewind() const override { return true; }
   std::vector<std::string> measure_columns() const override { return rms_.columns(c_.model.layers); }

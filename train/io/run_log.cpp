@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,17 +20,25 @@ namespace {
 
 size_t fields(const std::string& line) { return 1 + (size_t)std::count(line.begin(), line.end(), ','); }
 
-}  // namespace
+// "a,,b" -> {"a", "", "b"}: every field, the empty ones included
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> cells(1);
+  for (char ch : line) {
+    if (ch == ',') cells.emplace_back();
+    else cells.back() += ch;
+  }
+  return cells;
+}
 
-std::vector<std::string> complete_rows_until(const std::string& path, int64_t step) {
+// A log's text: its header, and its whole rows with a step <= `step`: lines that end in
+// '\n' (the last one of a killed run may stop anywhere), begin with a step and have as
+// many fields as the header.
+std::pair<std::string, std::vector<std::string>> whole_rows(const std::string& text, int64_t step) {
   std::vector<std::string> rows;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return rows;  // not a device that reads forever
-  const std::string text = read_text_file(path, "the log to keep", int64_t(1) << 34);
   size_t start = text.find('\n');
-  if (start == std::string::npos) return rows;
-  const size_t columns = fields(text.substr(0, start));
-  // only lines that end in '\n': the last one of a killed run may stop anywhere
+  if (start == std::string::npos) return {text, rows};
+  const std::string header = text.substr(0, start);
+  const size_t columns = fields(header);
   for (size_t end; ++start < text.size() && (end = text.find('\n', start)) != std::string::npos; start = end) {
     const std::string line = text.substr(start, end - start);
     char* stop = nullptr;
@@ -35,7 +46,61 @@ std::vector<std::string> complete_rows_until(const std::string& path, int64_t st
     if (stop == line.c_str() || *stop != ',' || fields(line) != columns) continue;
     if (s <= step) rows.push_back(line);
   }
-  return rows;
+  return {header, rows};
+}
+
+}  // namespace
+
+std::vector<std::string> complete_rows_until(const std::string& path, int64_t step) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};  // not a device that reads forever
+  return whole_rows(read_text_file(path, "the log to keep", int64_t(1) << 34), step).second;
+}
+
+LogTable::LogTable(std::string path, const std::string& header, const std::vector<std::string>& rows)
+    : path_(std::move(path)), header_(header), names_(cells_of(header)) {
+  for (const std::string& r : rows) rows_.push_back(cells_of(r));
+}
+
+size_t LogTable::index(const std::string& name) const {
+  const auto at = std::find(names_.begin(), names_.end(), name);
+  NL_CHECK(at != names_.end(), path_, ": no column '", name, "' in its header (", header_, ")");
+  return (size_t)(at - names_.begin());
+}
+
+int64_t LogTable::step(size_t row) const { return std::strtoll(rows_.at(row).at(0).c_str(), nullptr, 10); }
+
+const std::string& LogTable::text(size_t row, const std::string& name) const {
+  static const std::string kNone;
+  const std::vector<std::string>& cells = rows_.at(row);
+  const size_t k = index(name);
+  return k < cells.size() ? cells[k] : kNone;
+}
+
+double LogTable::figure(size_t row, const std::string& name) const {
+  const std::string& t = text(row, name);
+  return t.empty() ? (double)NAN : std::strtod(t.c_str(), nullptr);
+}
+
+std::vector<std::pair<int64_t, std::string>> LogTable::column_text(const std::string& name) const {
+  std::vector<std::pair<int64_t, std::string>> out;
+  index(name);  // a column the header lacks is an error even in a log without rows
+  for (size_t r = 0; r < rows_.size(); ++r)
+    if (!text(r, name).empty()) out.emplace_back(step(r), text(r, name));
+  return out;
+}
+
+std::vector<std::pair<int64_t, double>> LogTable::column(const std::string& name) const {
+  std::vector<std::pair<int64_t, double>> out;
+  for (const auto& [s, t] : column_text(name)) out.emplace_back(s, std::strtod(t.c_str(), nullptr));
+  return out;
+}
+
+LogTable read_log(const std::string& path) {
+  std::error_code ec;
+  NL_CHECK(std::filesystem::is_regular_file(path, ec), path, ": no such log");
+  auto [header, rows] = whole_rows(read_text_file(path, "log", int64_t(1) << 34), INT64_MAX);
+  return LogTable(path, header, rows);
 }
 
 CsvLog::CsvLog(const std::string& path, const std::string& header, int64_t keep_until_step) : path_(path) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nl {
@@ -14,6 +15,39 @@ namespace nl {
 // keeping only whole rows: ended by a newline and with as many fields as the header.
 // A missing or empty file gives no rows.
 std::vector<std::string> complete_rows_until(const std::string& path, int64_t step);
+
+// A CSV log read back (log.csv): its header's names and its whole rows, each figure
+// looked up by its column's name, so that a renamed or moved column is an error naming
+// it and the file, never another column's number.
+class LogTable {
+ public:
+  // `header` and `rows` as the file has them (comma-separated, no newline).
+  LogTable(std::string path, const std::string& header, const std::vector<std::string>& rows);
+  const std::string& path() const { return path_; }
+  size_t size() const { return rows_.size(); }
+  int64_t step(size_t row) const;  // the row's first field
+  // The cell of `row` in the column called `name` as the file writes it ("" where the
+  // step had no such figure, an evaluation not taken); throws naming the file and the
+  // column when the header has no such column.
+  const std::string& text(size_t row, const std::string& name) const;
+  double figure(size_t row, const std::string& name) const;  // text's number; NaN for ""
+  // (step, figure) of every row whose cell in `name` is not empty: "val_loss" gives the
+  // validation curve, "train_loss" the training one, "val_acc" a ViT's accuracy.
+  std::vector<std::pair<int64_t, double>> column(const std::string& name) const;
+  // The same with each cell's text as written (a study that copies the log's digits).
+  std::vector<std::pair<int64_t, std::string>> column_text(const std::string& name) const;
+
+ private:
+  size_t index(const std::string& name) const;
+  std::string path_, header_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// A run's log.csv (any log whose first column is the step) read back by its header's
+// names: its whole rows (complete_rows_until's, every step). Throws naming the file when
+// it is missing or unreadable.
+LogTable read_log(const std::string& path);
 
 class CsvLog {
  public:

@@ -23,7 +23,7 @@ LogColumns LogColumns::of(const TrainTask& task) {
 }
 
 std::string LogColumns::header() const {
-  return "step" + join_columns(step_columns) + ",train_loss" + join_columns(eval_columns) + ",lr,grad_norm," +
+  return "step" + join_columns(step_columns) + "," + kTrainLoss + join_columns(eval_columns) + ",lr,grad_norm," +
          speed_column() + join_columns(measure_columns);
 }
 

@@ -13,6 +13,13 @@ namespace nl {
 
 class TrainTask;
 
+// The names of the columns that readers outside a task look up (in log.csv's header and
+// as result.json's figures), spelled here once: the training loss every log has, and the
+// evaluation columns of the tasks (GPTTask's val_loss; ViTTask's val_loss and val_acc).
+inline constexpr char kTrainLoss[] = "train_loss";
+inline constexpr char kValLoss[] = "val_loss";
+inline constexpr char kValAcc[] = "val_acc";
+
 // The names of log.csv's columns beyond the fixed ones, which the task gives.
 struct LogColumns {
   std::vector<std::string> step_columns;     // after `step` (a ViT's epoch)

@@ -1,25 +1,13 @@
 #include "train/loop/run_files.h"
 
-#include <cmath>
-#include <cstdlib>
 #include <filesystem>
 
 #include "tensor/error.h"
 #include "train/io/files.h"
 #include "train/io/run_dir.h"
-#include "train/io/text_fields.h"
 #include "train/safety/stop_signals.h"
 
 namespace nl {
-
-LoggedRow::LoggedRow(std::string log_path, std::vector<std::string> names, std::vector<std::string> cells)
-    : path_(std::move(log_path)), names_(std::move(names)), cells_(std::move(cells)) {}
-
-double LoggedRow::figure(const std::string& name) const {
-  for (size_t k = 0; k < names_.size() && k < cells_.size(); ++k)
-    if (names_[k] == name) return cells_[k].empty() ? (double)NAN : std::strtod(cells_[k].c_str(), nullptr);
-  fail(path_, ": no column '", name, "' in its header");
-}
 
 RunFiles::RunFiles(std::string dir, bool lead, bool resume, bool overwrite)
     : dir_(std::move(dir)), lead_(lead), overwrite_(overwrite) {
@@ -59,24 +47,17 @@ void RunFiles::sync_log() {
 std::optional<LoggedRow> RunFiles::logged_row(int64_t step) const {
   const std::vector<std::string> rows = complete_rows_until(log_path(), step);
   if (rows.empty()) return std::nullopt;
-  // every field, the empty ones (an evaluation not taken at that step) included
-  std::vector<std::string> cells(1);
-  for (char ch : rows.back()) {
-    if (ch == ',') cells.emplace_back();
-    else cells.back() += ch;
-  }
-  if (std::strtoll(cells[0].c_str(), nullptr, 10) != step) return std::nullopt;
-  return LoggedRow(log_path(), split_list(columns_.header()), cells);
+  LogTable row(log_path(), columns_.header(), {rows.back()});
+  if (row.step(0) != step) return std::nullopt;
+  return LoggedRow(std::move(row));
 }
 
 bool RunFiles::has_result() const { return std::filesystem::exists(result_path()); }
 
-nlohmann::json RunFiles::read_result() const {
-  return nlohmann::json::parse(read_text_file(result_path(), "result"));
-}
+ResultRecord RunFiles::read_result() const { return read_result_record(result_path()); }
 
-void RunFiles::write_result(const nlohmann::json& result) const {
-  if (lead_) write_text_file(result_path(), result.dump(2) + "\n");
+void RunFiles::write_result(const ResultRecord& result) const {
+  if (lead_) write_text_file(result_path(), nlohmann::json(result).dump(2) + "\n");
 }
 
 }  // namespace nl

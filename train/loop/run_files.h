@@ -18,21 +18,21 @@
 #include "train/io/run_lock.h"
 #include "train/io/run_log.h"
 #include "train/loop/log_row.h"
+#include "train/loop/result_record.h"
 
 namespace nl {
 
 // A row of log.csv read back.
 class LoggedRow {
  public:
-  LoggedRow(std::string log_path, std::vector<std::string> names, std::vector<std::string> cells);
+  explicit LoggedRow(LogTable row) : row_(std::move(row)) {}
   // The figure in the column called `name`; NaN for an empty cell (an evaluation not
   // taken at that step). Throws naming the log and the column when there is no such
-  // column.
-  double figure(const std::string& name) const;
+  // column (LogTable::figure).
+  double figure(const std::string& name) const { return row_.figure(0, name); }
 
  private:
-  std::string path_;
-  std::vector<std::string> names_, cells_;
+  LogTable row_;  // of one row
 };
 
 class RunFiles {
@@ -58,8 +58,8 @@ class RunFiles {
   std::optional<LoggedRow> logged_row(int64_t step) const;
 
   bool has_result() const;
-  nlohmann::json read_result() const;
-  void write_result(const nlohmann::json& result) const;
+  ResultRecord read_result() const;  // throws naming result.json and the field it lacks
+  void write_result(const ResultRecord& result) const;
 
   const std::string& dir() const { return dir_; }
   std::string log_path() const { return dir_ + "/log.csv"; }

@@ -8,6 +8,7 @@
 #include "autograd/profile.h"
 #include "tensor/threads.h"
 #include "train/io/checkpoint.h"
+#include "train/io/json_fields.h"
 #include "train/loop/log_row.h"
 #include "train/loop/progress.h"
 #include "train/loop/resume.h"
@@ -99,25 +100,20 @@ std::optional<StepOutcome> step_unless_stopped(TrainTask& task, const TrainConfi
   }
 }
 
-nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-
-// result.json: the run's figures at the end of its schedule, then the task's own.
-nlohmann::json result_json(const TrainResult& result, const LogColumns& columns) {
-  nlohmann::json r = nlohmann::json::object();
-  r["steps"] = result.steps_done;
-  r["final_train_loss"] = finite_or_null(result.final_train_loss);
+// result.json: the run's figures at the end of its schedule, the task's named by its
+// columns, then the task's own.
+ResultRecord result_record(const TrainResult& result, const LogColumns& columns) {
+  ResultRecord r;
+  r.steps = result.steps_done, r.final_train_loss = result.final_train_loss, r.seconds = result.loop_s;
+  r.cpu_seconds = result.loop_cpu_s, r.diverged = result.diverged, r.skipped_steps = result.end.skipped_steps;
   for (size_t k = 0; k < columns.eval_columns.size() && k < result.final_eval.size(); ++k)
-    r[columns.eval_columns[k]] = finite_or_null(result.final_eval[k]);
-  r[columns.speed_column()] = finite_or_null(result.items_per_s);
-  r[columns.unit + "_per_cpu_s"] = finite_or_null(result.items_per_cpu_s);
-  r["seconds"] = result.loop_s;
-  r["cpu_seconds"] = result.loop_cpu_s;
-  r["diverged"] = result.diverged;
-  r["skipped_steps"] = result.end.skipped_steps;
+    r.named[columns.eval_columns[k]] = figure_json(result.final_eval[k]);
+  r.named[columns.speed_column()] = figure_json(result.items_per_s);
+  r.named[columns.unit + "_per_cpu_s"] = figure_json(result.items_per_cpu_s);
   for (size_t k = 0; k < columns.measure_columns.size() && k < result.measurements.size(); ++k)
-    r[columns.measure_columns[k]] = finite_or_null(result.measurements[k]);
+    r.named[columns.measure_columns[k]] = figure_json(result.measurements[k]);
   if (result.finished.is_object())
-    for (const auto& [key, value] : result.finished.items()) r[key] = value;
+    for (const auto& [key, value] : result.finished.items()) r.named[key] = value;
   return r;
 }
 
@@ -126,7 +122,7 @@ nlohmann::json result_json(const TrainResult& result, const LogColumns& columns)
 // speed that step's (result.json's median replaces it when there is one). Cells missing
 // from the row leave the figures as they are.
 void figures_from_log(const LoggedRow& row, const LogColumns& columns, TrainResult& result) {
-  result.final_train_loss = (float)row.figure("train_loss");
+  result.final_train_loss = (float)row.figure(kTrainLoss);
   result.items_per_s = row.figure(columns.speed_column());
   std::vector<double> eval;
   for (const auto& column : columns.eval_columns) eval.push_back(row.figure(column));
@@ -152,13 +148,14 @@ void finish_run(TrainTask& task, const TrainConfig& c, RunFiles& files, const Lo
   }
   if (!lead || !result.completed() || result.end.signal) return;
   if (trained_nothing && files.has_result()) {  // finished before: its end's files stay as they are
-    result.finished = files.read_result();
-    if (result.finished.contains(columns.speed_column()) && result.finished[columns.speed_column()].is_number())
-      result.items_per_s = result.finished[columns.speed_column()].get<double>();
+    const ResultRecord done = files.read_result();
+    result.finished = done.named;
+    const std::string speed = columns.speed_column();  // a result without it keeps the log's
+    if (done.named.contains(speed) && std::isfinite(done.figure(speed))) result.items_per_s = done.figure(speed);
     return;
   }
   result.finished = task.finish(c.out_dir);
-  files.write_result(result_json(result, columns));
+  files.write_result(result_record(result, columns));
 }
 
 // The progress line of each step, with the time left at the pace since the loop began.

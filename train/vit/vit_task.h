@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "nn/vit.h"
+#include "train/loop/log_row.h"
 #include "train/loop/residual_rms.h"
 #include "train/io/checksum.h"
 #include "train/loop/task.h"
@@ -51,7 +52,7 @@ class ViTTask : public TrainTask {
   std::string data_fingerprint() const override { return nl::data_fingerprint(data_.bytes, data_.crc32); }
   std::vector<std::string> step_columns() const override { return {"epoch"}; }
   std::vector<double> step_values(int64_t steps_done, int64_t batch) const override;
-  std::vector<std::string> eval_columns() const override { return {"val_loss", "val_acc"}; }
+  std::vector<std::string> eval_columns() const override { return {kValLoss, kValAcc}; }
   std::vector<double> evaluate() override;
   std::vector<std::string> measure_columns() const override { return rms_.columns(c_.model.layers); }
   std::vector<double> measurements() const override { return rms_.values(); }
