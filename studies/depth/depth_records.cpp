@@ -36,35 +36,47 @@ json DepthCellSummary::to_json() const {
           {"lambda_max", finite_or_null(run.lambda_max)}};
 }
 
-DepthCellSummary DepthCellSummary::from_json(const RecordReader& r) {
-  DepthCellSummary s;
+// site2's pairs are written as [layer, step, approx, exact]
+void from_json(const json& j, Site2Pair& p) {
+  if (!j.is_array() || j.size() != 4)
+    throw FieldError("", "is " + json_kind_name(j) + ", not [layer, step, approx, exact]");
+  for (size_t k = 0; k < 4; ++k) try {
+      if (k < 2) fields::read(j[k], k == 0 ? p.layer : p.step);
+      else fields::read(j[k], k == 2 ? p.approx : p.exact);
+    } catch (const FieldError& e) {
+      throw e.within("[" + std::to_string(k) + "]");
+    }
+}
+
+void from_json(const json& j, DepthCellSummary& s) {
+  if (!j.is_object()) throw FieldError("", "is " + json_kind_name(j) + ", not a cell's summary");
   DepthRun& run = s.run;
-  run.depth = r["depth"].integer();
-  run.variant = r["variant"].text();
-  run.seed = (uint64_t)r["seed"].integer();
-  run.exit_code = (int)r["exit_code"].integer();
-  s.kept = r["kept"].boolean();
-  s.block = r["block"].text();
-  s.norm = r["norm"].text();
-  run.kappa = r["kappa"].number();
-  run.train_loss = r["train_loss"].number();
-  run.val_loss = r["val_loss"].number();
-  run.tok_s = r["tok_s"].number();
-  run.diverged = r["diverged"].boolean();
-  run.var_init = r["var_init"].numbers();
-  run.var_end = r["var_end"].numbers();
+  int64_t seed = 0;
+  read_field(j, "depth", run.depth);
+  read_field(j, "variant", run.variant);
+  read_field(j, "seed", seed);
+  run.seed = (uint64_t)seed;
+  read_field(j, "exit_code", run.exit_code);
+  read_field(j, "kept", s.kept);
+  read_field(j, "block", s.block);
+  read_field(j, "norm", s.norm);
+  read_field(j, "kappa", run.kappa);
+  read_field(j, "train_loss", run.train_loss);
+  read_field(j, "val_loss", run.val_loss);
+  read_field(j, "tok_s", run.tok_s);
+  read_field(j, "diverged", run.diverged);
+  read_field(j, "var_init", run.var_init);
+  read_field(j, "var_end", run.var_end);
   // a finished run has both profiles, one value per layer and the embedding; a failed one neither
   for (const char* key : {"var_init", "var_end"}) {
     const size_t n = (key[4] == 'i' ? run.var_init : run.var_end).size();
     if (n != 0 && n != (size_t)run.depth + 1)
-      r[key].fail_because("has " + std::to_string(n) + " values, not " + std::to_string(run.depth + 1) +
-                  " (the embedding and each of " + std::to_string(run.depth) + " layers) nor none");
+      throw FieldError(key, "has " + std::to_string(n) + " values, not " + std::to_string(run.depth + 1) +
+                                " (the embedding and each of " + std::to_string(run.depth) + " layers) nor none");
   }
-  for (const RecordReader& p : r["site2"].elements())
-    run.site2.push_back({p[0].integer(), p[1].integer(), p[2].number(), p[3].number()});
-  run.lambda_min = r["lambda_min"].number();
-  run.lambda_max = r["lambda_max"].number();
-  return s;
+  read_field(j, "site2", run.site2);
+  read_field(j, "lambda_min", run.lambda_min);
+  read_field(j, "lambda_max", run.lambda_max);
 }
 
 namespace {
@@ -73,11 +85,16 @@ namespace {
 json speed_row_json(const SpeedRow& r) {
   return {{"config", r.config}, {"norm", r.norm}, {"step_ms", r.step_ms}, {"forward_ms", r.forward_ms}};
 }
-SpeedRow speed_row_from(const RecordReader& s) {
-  return {s["config"].text(), s["norm"].text(), s["step_ms"].number(), s["forward_ms"].number()};
-}
 
 }  // namespace
+
+void from_json(const json& j, SpeedRow& r) {
+  if (!j.is_object()) throw FieldError("", "is " + json_kind_name(j) + ", not a speed row");
+  read_field(j, "config", r.config);
+  read_field(j, "norm", r.norm);
+  read_field(j, "step_ms", r.step_ms);
+  read_field(j, "forward_ms", r.forward_ms);
+}
 
 json speed_json(const std::vector<SpeedRow>& rows) {
   json j = json::array();
@@ -86,11 +103,9 @@ json speed_json(const std::vector<SpeedRow>& rows) {
 }
 
 json DepthResults::to_json() const {
-  json j = {{"study", "depth"},   {"date", date},       {"command", command},       {"out", out},
-            {"jobs", jobs},       {"threads", threads}, {"cores", cores},           {"loads", loads},
-            {"recipe", recipe},   {"cells_run", cells_run}, {"cells_kept", cells_kept},
-            {"seconds", seconds}, {"depths", depths},   {"seeds", seeds},           {"plot_script", plot_script},
-            {"speed_reps", speed_reps}};
+  json j = static_cast<const StudyHeader&>(*this);
+  j.update({{"study", "depth"}, {"cells_run", cells_run}, {"cells_kept", cells_kept}, {"seconds", seconds},
+            {"depths", depths}, {"seeds", seeds}, {"plot_script", plot_script}, {"speed_reps", speed_reps}});
   j["variants"] = json::array();
   for (const DepthArm& a : arms) j["variants"].push_back({{"label", a.label}, {"flags", a.flags}});
   j["runs"] = json::array();
@@ -102,31 +117,35 @@ json DepthResults::to_json() const {
   return j;
 }
 
-DepthResults DepthResults::from_json(const RecordReader& r) {
-  DepthResults d;
-  d.date = r["date"].text(), d.command = r["command"].text(), d.out = r["out"].text();
-  d.jobs = r["jobs"].integer(), d.threads = r["threads"].integer(), d.cores = r["cores"].integer();
-  d.loads = r["loads"].numbers();
-  d.recipe = r["recipe"].object();
-  if (r["recipe"].has("bhyt_p")) r["recipe"]["bhyt_p"].as(kNumber);
-  d.cells_run = r["cells_run"].integer(), d.cells_kept = r["cells_kept"].integer();
-  d.seconds = r["seconds"].number();
-  d.depths = r["depths"].integers(), d.seeds = r["seeds"].integers();
-  for (const RecordReader& a : r["variants"].elements()) d.arms.push_back({a["label"].text(), a["flags"].text()});
-  for (const RecordReader& s : r["runs"].elements()) d.runs.push_back(DepthCellSummary::from_json(s));
-  d.plot_script = r["plot_script"].text();
-  d.speed_reps = r["speed_reps"].integer();
-  if (!r["speed"].as(kArray | kNull).is_null()) {
-    d.speed.emplace();
-    for (const RecordReader& s : r["speed"].elements()) d.speed->push_back(speed_row_from(s));
-    if (r.has("speed_seconds")) d.speed_seconds = r["speed_seconds"].number();
+void from_json(const json& j, DepthArm& a) {
+  if (!j.is_object()) throw FieldError("", "is " + json_kind_name(j) + ", not an arm");
+  read_field(j, "label", a.label);
+  read_field(j, "flags", a.flags);
+}
+
+void from_json(const json& j, DepthResults& d) {
+  from_json(j, static_cast<StudyHeader&>(d));
+  if (d.recipe.contains("bhyt_p") && !d.recipe["bhyt_p"].is_number())  // the report reads it as kappa's p
+    throw FieldError("recipe.bhyt_p", "is " + json_kind_name(d.recipe["bhyt_p"]) + ", not a number");
+  read_field(j, "cells_run", d.cells_run);
+  read_field(j, "cells_kept", d.cells_kept);
+  read_field(j, "seconds", d.seconds);
+  read_field(j, "depths", d.depths);
+  read_field(j, "seeds", d.seeds);
+  read_field(j, "variants", d.arms);
+  read_field(j, "runs", d.runs);
+  read_field(j, "plot_script", d.plot_script);
+  read_field(j, "speed_reps", d.speed_reps);
+  if (!j.contains("speed")) throw FieldError("speed", "is missing");
+  if (!j["speed"].is_null()) {
+    read_field(j, "speed", d.speed);
+    read_optional_field(j, "speed_seconds", d.speed_seconds);
   }
-  return d;
 }
 
 DepthResults read_depth_results(const std::string& out) {
   const json doc = read_study_results(out, {});
-  return DepthResults::from_json(RecordReader(doc, "--reuse: " + out + "/results.json"));
+  return read_record<DepthResults>(doc, "--reuse", out + "/results.json");
 }
 
 }  // namespace nl

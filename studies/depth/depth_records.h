@@ -3,7 +3,7 @@
 // trained now or was kept from an earlier invocation) and OUT/results.json (the header
 // every study has, the grid's axes, every cell's summary, the speed section). Reading a
 // field that is missing or of another kind throws one line naming the file and the
-// field (studies/report/record_reader.h), so a renamed key is an error, not a "-".
+// field (train/io/json_fields.h), so a renamed key is an error, not a "-".
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,8 @@
 
 #include "studies/depth/depth_analysis.h"
 #include "studies/depth/depth_speed.h"
-#include "studies/report/record_reader.h"
+#include "studies/report/study.h"
+#include "train/io/json_fields.h"
 
 namespace nl {
 
@@ -27,8 +28,8 @@ struct DepthCellSummary {
   bool kept = false;
 
   nlohmann::json to_json() const;
-  static DepthCellSummary from_json(const RecordReader& r);
 };
+void from_json(const nlohmann::json& j, DepthCellSummary& s);
 
 // One arm of the grid as results.json lists it: its label and its flags as one line.
 struct DepthArm {
@@ -36,12 +37,7 @@ struct DepthArm {
 };
 
 // OUT/results.json. A non-finite number is written as null and read back as NaN.
-struct DepthResults {
-  // the header (studies/report/study.h: put_study_header's fields)
-  std::string date, command, out;
-  int64_t jobs = 0, threads = 0, cores = 0;
-  std::vector<double> loads;  // 1-minute load averages seen while it ran
-  nlohmann::json recipe;      // every flag's value: an object
+struct DepthResults : StudyHeader {  // date, command, out, jobs, threads, cores, loads, recipe
   // the grid
   int64_t cells_run = 0, cells_kept = 0;
   double seconds = NAN;  // the grid's wall time
@@ -55,8 +51,10 @@ struct DepthResults {
   double speed_seconds = NAN;  // written beside a speed section; files before it lack it
 
   nlohmann::json to_json() const;
-  static DepthResults from_json(const RecordReader& r);
 };
+void from_json(const nlohmann::json& j, DepthArm& a);
+void from_json(const nlohmann::json& j, SpeedRow& r);
+void from_json(const nlohmann::json& j, DepthResults& d);
 
 // The speed section's rows as results.json's "speed" holds them (and --speed prints them).
 nlohmann::json speed_json(const std::vector<SpeedRow>& rows);

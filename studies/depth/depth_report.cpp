@@ -161,7 +161,7 @@ std::string render_depth_report(const DepthResults& results, bool plotted) {
 }
 
 json depth_claims(const json& results) {
-  const DepthResults typed = DepthResults::from_json(RecordReader(results, "depth_claims: the depth study's results"));
+  const DepthResults typed = read_record<DepthResults>(results, "depth_claims", "the depth study's results");
   return depth_view(typed, false)["claims"];
 }
 

@@ -56,7 +56,7 @@ std::optional<DepthResults> run_depth(const DepthFlags& f, const std::vector<Gri
   if (!dist::is_lead()) return std::nullopt;  // the lead rank has every cell's summary and writes the report
   results.loads.push_back(load_average());
   for (size_t i = 0; i < outcomes.size(); ++i) {
-    results.runs.push_back(DepthCellSummary::from_json(RecordReader(outcomes[i].summary, "cell " + cells[i].label)));
+    results.runs.push_back(read_record<DepthCellSummary>(outcomes[i].summary, "", "cell " + cells[i].label));
     results.cells_kept += outcomes[i].kept;
   }
   results.cells_run = (int64_t)outcomes.size() - results.cells_kept;

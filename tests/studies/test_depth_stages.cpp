@@ -174,16 +174,16 @@ TEST_CASE("depth report: a run that stopped (no variance profile) renders as mis
 TEST_CASE("depth records: a variance profile of the wrong length is refused naming it", "[depth][results]") {
   json j = made_up_results().to_json();
   j["runs"][0]["var_end"] = json::array({1.0, 2.0});  // 2 layers: the embedding and 2 blocks make 3
-  CHECK_THROWS_WITH(DepthResults::from_json(RecordReader(j, "test")),
+  CHECK_THROWS_WITH(read_record<DepthResults>(j, "", "test"),
                     "test: runs[0].var_end has 2 values, not 3 (the embedding and each of 2 layers) nor none");
   const DepthResults failed = with_a_failed_run();  // none at all: a run that stopped
-  CHECK(DepthResults::from_json(RecordReader(failed.to_json(), "test")).runs[2].run.var_end.empty());
+  CHECK(read_record<DepthResults>(failed.to_json(), "", "test").runs[2].run.var_end.empty());
 }
 
 TEST_CASE("depth records: what the writer writes the reader reads, field for field", "[depth][results]") {
   const DepthResults d = made_up_results();
   const json once = d.to_json();
-  const DepthResults back = DepthResults::from_json(RecordReader(once, "test"));
+  const DepthResults back = read_record<DepthResults>(once, "", "test");
   CHECK(back.to_json() == once);
   REQUIRE(back.runs.size() == 2);
   CHECK(back.runs[1].run.var_end == std::vector<double>{0.5, 1, 1.5});
@@ -195,7 +195,7 @@ TEST_CASE("depth records: what the writer writes the reader reads, field for fie
   DepthResults timed = made_up_results();
   timed.speed = std::vector<SpeedRow>{{"tiny", "rms", 1.5, 0.5}, {"small", "bhyt", 30.25, 10.125}};
   timed.speed_seconds = 12;
-  const DepthResults timed_back = DepthResults::from_json(RecordReader(timed.to_json(), "test"));
+  const DepthResults timed_back = read_record<DepthResults>(timed.to_json(), "", "test");
   REQUIRE(timed_back.speed);
   REQUIRE(timed_back.speed->size() == 2);
   CHECK((*timed_back.speed)[1].config == "small");
@@ -205,7 +205,7 @@ TEST_CASE("depth records: what the writer writes the reader reads, field for fie
   CHECK(timed_back.speed_seconds == 12);
   json unsecond = timed.to_json();
   unsecond.erase("speed_seconds");
-  CHECK_FALSE(DepthResults::from_json(RecordReader(unsecond, "test")).to_json().contains("speed_seconds"));
+  CHECK_FALSE(read_record<DepthResults>(unsecond, "", "test").to_json().contains("speed_seconds"));
 }
 
 TEST_CASE("depth records: a results file with a renamed key is refused naming the key and the file",
