@@ -141,8 +141,8 @@ std::string study_command(const std::string& program, const std::vector<std::str
   for (const auto& a : args) {
     if (a == "--reuse") continue;
     // an argument holding a space, a quote or another shell character (--tune's ';') is quoted, so that the line
-    // a report prints can be pasted back (--arms 'ln=--norm ln,...')
-    if (a.find_first_of(" '\"$`\\;&|<>()*?#~!") == std::string::npos) {
+    // a report prints can be pasted back (--arms 'ln=--norm ln,...'); so is an empty one (--plot-script '')
+    if (!a.empty() && a.find_first_of(" '\"$`\\;&|<>()*?#~!") == std::string::npos) {
       command += " " + a;
     } else {
       std::string quoted = "'";

@@ -32,6 +32,8 @@ TEST_CASE("study_command: the report's command line pastes back into a shell", "
         "build/release/regime_study --arms 'ln=--norm ln,dyt=--norm dyt' --jobs 2");
   CHECK(nl::study_command("p", {"--doc", "it's.md"}) == "p --doc 'it'\\''s.md'");
   CHECK(nl::study_command("p", {"--out", "runs/x"}) == "p --out runs/x");
+  // an empty value stays a value when pasted back
+  CHECK(nl::study_command("p", {"--plot-script", "", "--out", "x"}) == "p --plot-script '' --out x");
   // before: --tune's axes came back unquoted, and a shell ran the part after the ";" as a command
   CHECK(nl::study_command("p", {"--tune", "lr=1e-3;warmup=50"}) == "p --tune 'lr=1e-3;warmup=50'");
 }
