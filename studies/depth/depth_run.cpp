@@ -86,10 +86,7 @@ std::optional<DepthResults> run_depth(const DepthFlags& f, const std::vector<Gri
   results.recipe = nlohmann::json::parse(f.recipe.dump());
   results.depths = f.depths;
   results.seeds = f.seeds;
-  for (const RunSpec& a : f.arms) {
-    const std::string text = spec_text(a);
-    results.arms.push_back({a.label, text.substr(text.find('=') + 1)});
-  }
+  fields::read(run_specs_json(f.arms), results.arms);  // the arms as results.json lists them
   results.plot_script = f.plot_script;
   return results;
 }
