@@ -1,7 +1,9 @@
-// What the DyT regime study (issue 17) computes from its runs, as small functions the
-// report's tables and verdicts are built from; tests/studies/test_regime_analysis.cpp
-// checks each on inputs with known answers (exact binomial sums, hand-ranked samples,
-// the Wilson interval's textbook values).
+// The statistics of the DyT regime study (issue 17): passes and the paper's regimes,
+// curves and over-fitting, paired comparisons and the sign test, the Wilson interval, rank
+// correlation, the screen's judgement and the did-not-train criterion; small functions
+// that the report's verdict rules (regime_rows.h) are built from.
+// tests/studies/test_regime_study.cpp checks each on inputs with known answers (exact
+// binomial sums, hand-ranked samples, the Wilson interval's textbook values).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -43,41 +45,6 @@ struct Overfit {
 constexpr double kOverfitMargin = 0.02;
 Overfit overfit_of(const Curve& curve, double margin = kOverfitMargin);
 
-// A phase-table row's status over its seeds' runs: "N failed" (no finished run), "N
-// stuck near unigram" (its best validation loss stayed above kStuckLoss: it never
-// learnt more than byte frequencies), "N over-fit" (it learnt, then its validation loss
-// rose by more than kOverfitMargin: the data-scarce regime), joined by ", "; "ok" when
-// none. A run that learnt and then over-fitted past the unigram loss is over-fit, not stuck.
-std::string regime_row_status(const std::vector<bool>& failed, const std::vector<Curve>& curves);
-
-// The paper's Llama collapse ("fails to converge") judged on training loss, so that the
-// data-scarce regime's over-fitting (validation loss rising far above the unigram level
-// while the training loss keeps falling) is not counted: a run collapsed when it failed,
-// or its training loss at the end (`train_end`, the mean of its last logged steps) is above
-// kStuckLoss. Without a training loss (NaN: a summary from before it was recorded) the
-// validation curve decides: collapsed when its best value stayed above kStuckLoss.
-bool collapsed(bool failed, double train_end, const Curve& val_curve);
-
-// The paper's two Llama claims on one subset (Verma 2026: Llama + DyT fails to converge
-// in 1 of 3 seeds; a GELU MLP in place of SwiGLU rescues it), from the collapse counts of
-// the SwiGLU + DyT arm and of the GELU + DyT arm (gelu.runs == 0: no such arm). A collapse
-// in every seed is not the paper's "in some seeds": not reproduced. Each
-// verdict is reproduced, not reproduced, or untestable: the rescue cannot be judged when
-// SwiGLU + DyT never collapsed.
-struct CollapseCount {
-  int collapsed = 0, runs = 0;
-};
-enum class Verdict { Reproduced, NotReproduced, Untestable };
-struct ClaimVerdict {  // one claim of the paper judged, and the sentence that says so
-  Verdict verdict;
-  std::string text;
-};
-// The paper ran the collapse at 1M and 118M tokens and the GELU rescue at 118M only
-// (its r5 ablation): a collapse verdict needs `regime` Scarce or Rich, a rescue verdict
-// Rich; elsewhere the claim is untestable here, said as such.
-std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu,
-                                         DataRegime regime);
-
 // The mean of the last `n` values (all of them when fewer); NaN for none. A run's
 // training loss at the end is this over its last logged steps: one batch's loss is noisy.
 double tail_mean(const std::vector<double>& values, size_t n);
@@ -109,19 +76,6 @@ PairedComparison compare_paired(const std::vector<int64_t>& seeds_a, const std::
                                 const std::vector<int64_t>& seeds_ref, const std::vector<double>& values_ref);
 std::string paired_text(Paired v);  // "**helps**", "**hurts**", "mixed"
 std::string pct(double percent);     // "+5.9 %", "-" for NaN: every change the report prints
-
-// The paper's alpha0 claim on one subset (Verma 2026's sweep: from alpha0 0.5 to 3, DyT's
-// change against LN falls on all the data, +42.0 % to +15.5 %, and rises on 1M tokens,
-// -33.6 % to -20.5 %, though not at every step): the largest alpha0 of the sweep against the smallest,
-// paired by seed (`high_vs_low`: compare_paired of the largest's end losses against the
-// smallest's). The paper's direction is the sign of paper_high - paper_low (its changes
-// against LN at the two alpha0s). Reproduced when every seed goes the paper's way; not
-// reproduced when every seed goes the other way or the seeds disagree; untestable when
-// the paper has no number there, its two numbers are equal, no seed ran both, or a seed
-// of either arm did not train (`not_trained`, did_not_train's count over both arms).
-ClaimVerdict alpha0_direction(const std::string& size, double alpha_low, double alpha_high, double paper_low,
-                              double paper_high, const PairedComparison& high_vs_low,
-                              int not_trained = 0);
 
 // The Wilson score interval for k successes in n trials at z (1.96: 95 %); [0, 1] for
 // n = 0.
@@ -159,41 +113,5 @@ ScreenJudgement judge_screen(const std::vector<ScreenCell>& cells, double thresh
 // evidence for no claim: it is reported as "did not train", never compared.
 constexpr double kTrainedShare = 0.1;
 bool did_not_train(bool failed, const Curve& val_curve, double unigram, double ln_best);
-
-// An arm's change against LayerNorm judged against the paper's number in one of the
-// paper's regimes. `primary` is the comparison the verdict rests on (in the data-scarce
-// regime each model at its own best validation step, as early stopping would keep it;
-// in the data-rich regime the end of the run, as the paper reports). Untestable, saying
-// "did not train in k of n seeds", when any seed of the arm did not train; untestable
-// without a paper number or a paired seed; reproduced when every seed moves the paper's
-// way; not reproduced otherwise. Fewer than kMinSeeds paired seeds: untestable (one
-// seed cannot tell an effect from noise).
-constexpr int kMinSeeds = 3;
-ClaimVerdict arm_claim(const std::string& what, double paper_percent, const PairedComparison& primary,
-                       int not_trained, int seeds);
-
-// The ViT claim (Verma 2026: DyT +8.8 points of validation accuracy over LN, CIFAR-10
-// ViT-Small, one seed, the best of its evaluations), judged on each run's best validation
-// accuracy: `best_error` is compare_paired of the arm's 1 - best accuracy against LN's
-// (wins: seeds where the arm's best accuracy is higher), `points` the mean change in
-// accuracy points. Untestable when a seed did not train (vit_did_not_train), with fewer
-// than kMinSeeds paired seeds, or without a paper number; reproduced when every seed moves
-// the paper's way; not reproduced otherwise.
-ClaimVerdict vit_claim(const std::string& what, double paper_points, double points,
-                       const PairedComparison& best_error, int not_trained, int seeds);
-
-// A ViT seed that did not train: it failed, or its best validation accuracy closed less
-// than kTrainedShare of the gap from chance (1 / classes) up to LN's best accuracy.
-bool vit_did_not_train(bool failed, double best_accuracy, double chance, double ln_best);
-
-// A claim's status in the "what reproduces" table: "reproduced", "not reproduced",
-// "untestable here", or "artefact": a data-scarce claim not reproduced at each model's
-// own best step whose end-of-run comparison (`end`) goes the paper's way in every seed,
-// so that LN's over-fitting, not the arm, made the paper's sign.
-std::string claim_status(Verdict v, bool scarce, const PairedComparison& end, double paper_percent);
-
-// The screening rule can only be judged where its prediction differs between cells: ""
-// when it does, else "untestable: it predicted <helps | does not help> in every cell".
-std::string screen_untestable(const std::vector<ScreenCell>& cells, double threshold);
 
 }  // namespace nl

@@ -4,12 +4,10 @@
 // regime_study --reuse as one line, exit 2), never a "-" in a report; each record
 // survives a round trip through its JSON.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "studies/regime/regime_records.h"
 #include "studies/regime/regime_report.h"
@@ -149,4 +147,22 @@ TEST_CASE("regime records: each record survives a round trip through its JSON", 
   CHECK(rb.llama_arms.at(0).flags == "--block llama");
   CHECK(rb.dim == r.dim);
   CHECK(rb.runs.size() == r.runs.size());
+}
+
+TEST_CASE("regime report: a ViT claim that cannot be judged is listed among the untestable ones", "[regime]") {
+  // regime_vit.json with the DyT arm's seed 1339 on all images dropped: two paired seeds,
+  // fewer than kMinSeeds, so its claim is untestable and the page must say so in its list
+  // (the list was once filled in before the ViT section added to it)
+  json doc = json::parse(read_bytes("docs/results/regime_vit.json"));
+  json& runs = doc["runs"];
+  const size_t before = runs.size();
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i]["model"] == "vit" && runs[i]["arm"] == "dyt-a0.5" && runs[i]["size"] == -1 && runs[i]["seed"] == 1339)
+      runs.erase(i--);
+  REQUIRE(runs.size() == before - 1);
+  const std::string page = render_regime_report(regime_results_of(doc, "", "made up"), false);
+  const size_t list = page.find("Could not be tested here:");
+  REQUIRE(list != std::string::npos);
+  CHECK_THAT(page.substr(list, page.find("\n\n", list) - list),
+             Contains("ViT dyt-a0.5 against ln on all images, best validation accuracy: 2 paired seed(s)"));
 }

@@ -13,6 +13,7 @@
 
 #include "nn/block.h"
 #include "studies/regime/regime_analysis.h"
+#include "studies/regime/regime_rows.h"
 #include "studies/reproduces/reproduces.h"
 #include "studies/regime/regime_report.h"
 #include "studies/regime/regime_study.h"
