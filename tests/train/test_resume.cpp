@@ -3,13 +3,9 @@
 // checkpoint holds every parameter and the optimizer state; a corrupt or mismatched
 // checkpoint is refused with an nl::Error naming the problem, before any file changes.
 // Trains on the real fortunes text ([needs-fortunes]: make test skips these without it).
-#include <catch2/catch.hpp>
-
-#include "tests/needs.h"
-#include "tests/test_files.h"
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -19,10 +15,12 @@
 #include <vector>
 
 #include "nn/gpt.h"
+#include "tensor/threads.h"
+#include "tests/needs.h"
+#include "tests/test_files.h"
 #include "tests/test_util.h"
 #include "train/gpt/gpt_run.h"
 #include "train/io/safetensors.h"
-#include "tensor/threads.h"
 
 using namespace nl;
 using Catch::Contains;
@@ -69,6 +67,13 @@ GPTRunConfig small_run(const std::string& out_dir, int64_t steps) {
   // one thread: these tiny steps only lose time to a second one on a busy machine
   c.threads = 1;
   return c;
+}
+
+// A small run of `steps` steps in `dir`, stopped after `stop_after`: its checkpoint is there.
+void stopped_run(const std::string& dir, int64_t steps, int64_t stop_after) {
+  GPTRunConfig c = small_run(dir, steps);
+  c.stop_after = stop_after;
+  run_gpt(c);
 }
 
 // run_gpt sets the process-wide thread count; later tests get theirs back.
@@ -163,9 +168,8 @@ TEST_CASE("resume: the checkpoint holds every parameter, optim.m, optim.v and th
   KeepThreads keep;
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  GPTRunConfig c = small_run(dir, 6);
-  c.stop_after = 3;
-  run_gpt(c);
+  stopped_run(dir, 6, 3);
+  const GPTRunConfig c = small_run(dir, 6);
   SafetensorsFile f = load_safetensors(dir + "/checkpoint.safetensors");
   Generator gen(0);
   GPT model(c.model, gen);
@@ -224,11 +228,7 @@ TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no 
   KeepThreads keep;
   TempDir tmp;
   const std::string good = tmp.sub("good");
-  {
-    GPTRunConfig c = small_run(good, 4);
-    c.stop_after = 2;
-    run_gpt(c);
-  }
+  stopped_run(good, 4, 2);
   REQUIRE(fs::exists(good + "/checkpoint.safetensors"));
   const std::string ckpt_bytes = read_bytes(good + "/checkpoint.safetensors");
   REQUIRE(ckpt_bytes.size() > 1000);
@@ -246,40 +246,25 @@ TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no 
     return c;
   };
 
-  SECTION("truncated in the data") {
-    std::string d = copy();
-    write_bytes(d + "/checkpoint.safetensors", ckpt_bytes.substr(0, ckpt_bytes.size() / 2));
-    expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
-  }
-  SECTION("truncated inside the length prefix") {
-    std::string d = copy();
-    write_bytes(d + "/checkpoint.safetensors", ckpt_bytes.substr(0, 5));
-    expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
-  }
-  SECTION("empty file") {
-    std::string d = copy();
-    write_bytes(d + "/checkpoint.safetensors", "");
-    expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
-  }
-  SECTION("header garbage") {
-    std::string d = copy();
+  // each corrupt file in place of the checkpoint: refused naming it, nothing trained
+  auto header_filled = [&](size_t from, size_t to, char c) {
     std::string bytes = ckpt_bytes;
-    for (size_t i = 8; i < 48; ++i) bytes[i] = '#';
-    write_bytes(d + "/checkpoint.safetensors", bytes);
-    expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
-  }
-  SECTION("header length far beyond the file") {
-    std::string d = copy();
-    std::string bytes = ckpt_bytes;
-    for (size_t i = 0; i < 8; ++i) bytes[i] = (char)0x7f;
-    write_bytes(d + "/checkpoint.safetensors", bytes);
-    expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
-  }
-  SECTION("not a checkpoint at all: a text file") {
-    std::string d = copy();
-    write_bytes(d + "/checkpoint.safetensors", "step,train_loss\n1,5.5\n");
-    expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
-  }
+    for (size_t i = from; i < to; ++i) bytes[i] = c;
+    return bytes;
+  };
+  const std::vector<std::pair<std::string, std::string>> corrupt = {
+      {"truncated in the data", ckpt_bytes.substr(0, ckpt_bytes.size() / 2)},
+      {"truncated inside the length prefix", ckpt_bytes.substr(0, 5)},
+      {"empty file", ""},
+      {"header garbage", header_filled(8, 48, '#')},
+      {"header length far beyond the file", header_filled(0, 8, (char)0x7f)},
+      {"not a checkpoint at all: a text file", "step,train_loss\n1,5.5\n"},
+  };
+  for (const auto& [what, bytes] : corrupt) DYNAMIC_SECTION(what) {
+      std::string d = copy();
+      write_bytes(d + "/checkpoint.safetensors", bytes);
+      expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
+    }
   SECTION("a different --dim") {
     std::string d = copy();
     GPTRunConfig c = resume_cfg(d);
@@ -292,24 +277,14 @@ TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no 
     c.model.layers = 2;
     expect_refused(c, {"checkpoint.safetensors"});
   }
-  SECTION("a different norm with the same parameter shapes (cbwc for ln)") {
-    std::string d = copy();
-    GPTRunConfig c = resume_cfg(d);
-    c.model.norm.name = "cbwc";
-    expect_refused(c, {"checkpoint.safetensors", "norm", "cbwc"});
-  }
-  SECTION("a different norm with other parameters (rms for ln: no biases)") {
-    std::string d = copy();
-    GPTRunConfig c = resume_cfg(d);
-    c.model.norm.name = "rms";
-    expect_refused(c, {"checkpoint.safetensors", "norm", "rms"});
-  }
-  SECTION("a different norm with other parameters (dyt for ln: an alpha per site)") {
-    std::string d = copy();
-    GPTRunConfig c = resume_cfg(d);
-    c.model.norm.name = "dyt";
-    expect_refused(c, {"checkpoint.safetensors", "norm", "dyt"});
-  }
+  // another norm: with the same parameter shapes (cbwc), other parameters (rms: no
+  // biases; dyt: an alpha per site); each refused naming the norm
+  for (const char* norm : {"cbwc", "rms", "dyt"}) DYNAMIC_SECTION("a different norm: " << norm << " for ln") {
+      std::string d = copy();
+      GPTRunConfig c = resume_cfg(d);
+      c.model.norm.name = norm;
+      expect_refused(c, {"checkpoint.safetensors", "norm", norm});
+    }
   SECTION("a checkpoint past the end of the schedule") {
     std::string d = copy();
     GPTRunConfig c = resume_cfg(d);
