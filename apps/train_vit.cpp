@@ -5,9 +5,10 @@
 // checkpoint) prints one line naming the problem and exits with code 2.
 #include <cstdio>
 
+#include "studies/instruments/act_stats_observer.h"
 #include "tensor/threads.h"
 #include "train/flags/program.h"
-#include "studies/grid/commands.h"
+#include "train/flags/train_commands.h"
 #include "train/safety/stop_signals.h"
 #include "train/vit/vit_run.h"
 
@@ -24,9 +25,10 @@ int main(int argc, char** argv) {
     ViTRunResult r = run_vit(command.run, vit_act_stats_observer(command.stats, &record));
     if (const int code = report_run_end("train_vit", r.end)) return code;
     if (!record.last.empty() && !command.run.quiet)
-      std::printf("activation statistics at step %lld (the first validation images; act_stats.csv has every %lld "
-                  "steps):\n%s",
-                  (long long)record.step, (long long)command.stats.every, format_act_stats(record.last).c_str());
+      std::printf(
+          "activation statistics at step %lld (the first validation images; act_stats.csv has every %lld "
+          "steps):\n%s",
+          (long long)record.step, (long long)command.stats.every, format_act_stats(record.last).c_str());
     if (r.tested)
       std::printf("done: %lld steps, train loss %.4f, val acc %.2f%%, test loss %.4f, test acc %.2f%%, %.0f img/s%s\n",
                   (long long)r.steps_done, r.final_train_loss, 100.0 * r.val_accuracy, r.test_loss,

@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <map>
 
-#include "studies/grid/commands.h"
+#include "train/flags/train_commands.h"
 #include "tensor/error.h"
 #include "train/data/fashion_mnist.h"
 #include "train/flags/flag_parser.h"

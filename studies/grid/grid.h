@@ -1,7 +1,7 @@
 // A study's grid of training runs. Each cell is an ordinary run of a program beside
 // the study's own (train_gpt, train_vit), in its own folder, so any cell can be rerun by
 // hand from its config.json. Before any cell starts, every cell's command line is
-// checked in-process by that program's own flags (studies/grid/commands.h), so a bad
+// checked in-process by that program's own flags (train/flags/train_commands.h), so a bad
 // value stops the study before it touches a file. Then the cells run `jobs` at a time,
 // `threads` threads each (one thread per run shares two cores best: docs/performance.md),
 // with one progress line for the grid: cells done, running cells' steps, an ETA.

@@ -56,14 +56,6 @@ class ActStatsObserver : public TrainObserver {
 
 }  // namespace
 
-void add_act_stats_flags(FlagParser& p, ActStatsSettings& s) {
-  p.integer("--act-stats-every", s.every, 0, kMaxSteps,
-            "per-layer activation statistics every N steps into DIR/act_stats.csv (0: off)", FlagRole::Setting);
-  p.integer("--act-stats-batch", s.batch, 1, kMaxBatch,
-            "sequences (train_gpt) or images (train_vit) of the fixed held-out batch the activation statistics are "
-            "taken on", FlagRole::Setting);
-}
-
 std::vector<GPTObserverFactory> act_stats_observer(const ActStatsSettings& settings, ActStatsRecord* record) {
   if (settings.every <= 0) return {};
   return {[settings, record](GPTTask& task) -> std::unique_ptr<TrainObserver> {

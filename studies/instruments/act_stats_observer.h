@@ -7,19 +7,11 @@
 #include <vector>
 
 #include "studies/instruments/act_stats.h"
-#include "train/flags/flag_parser.h"
+#include "train/flags/probe_flags.h"
 #include "train/gpt/gpt_run.h"
 #include "train/vit/vit_run.h"
 
 namespace nl {
-
-struct ActStatsSettings {
-  int64_t every = 100;  // steps between statistics (0: none)
-  int64_t batch = 16;   // sequences of the fixed held-out batch (drawn with seed + 5), or images
-};
-
-// --act-stats-every, --act-stats-batch
-void add_act_stats_flags(FlagParser& p, ActStatsSettings& s);
 
 // What the observer measured: the last statistics and the time they took.
 struct ActStatsRecord {

@@ -55,23 +55,6 @@ std::vector<Tensor> measurement_batches(const TextData& data, int64_t T, int64_t
   return out;
 }
 
-void add_measure_flags(FlagParser& p, MeasureAtSettings& s) {
-  std::string steps;
-  for (int64_t v : s.steps) steps += (steps.empty() ? "" : ",") + std::to_string(v);
-  p.custom(
-      "--measure-at", steps,
-      [&s](const std::string& v) {
-        s.steps.clear();
-        for (const std::string& item : split_list(v))
-          s.steps.push_back(flag_integer("--measure-at", item, 1, kMaxSteps));
-      },
-      "take the regime study's instruments (saturation, centred effective rank, noise stability, logit variance, "
-      "power-law alpha) at these steps (N,M,...; empty: never) into DIR/measurements.json",
-      FlagRole::Setting);
-  p.integer("--measure-batches", s.batches, 1, 64, "held-out batches of 32 sequences the measurements are taken on",
-            FlagRole::Setting);
-}
-
 std::vector<GPTObserverFactory> measurement_observer(const MeasureAtSettings& settings) {
   if (settings.steps.empty()) return {};
   return {[settings](GPTTask& task) -> std::unique_ptr<TrainObserver> {

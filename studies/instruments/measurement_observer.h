@@ -8,18 +8,10 @@
 #pragma once
 #include <vector>
 
-#include "train/flags/flag_parser.h"
+#include "train/flags/probe_flags.h"
 #include "train/gpt/gpt_run.h"
 
 namespace nl {
-
-struct MeasureAtSettings {
-  std::vector<int64_t> steps;  // empty: measure nothing
-  int64_t batches = 4;         // held-out batches of 32 sequences
-};
-
-// --measure-at, --measure-batches
-void add_measure_flags(FlagParser& p, MeasureAtSettings& s);
 
 // The observer for run_gpt (nothing when no step is asked for).
 std::vector<GPTObserverFactory> measurement_observer(const MeasureAtSettings& settings);

@@ -32,14 +32,6 @@ class ScreenObserver : public TrainObserver {
 
 }  // namespace
 
-void check_screened(const std::string& norm) {
-  std::string declared;
-  for (const NormKind& k : norm_kinds())
-    if (k.screened) declared += (declared.empty() ? "" : ", ") + k.name;
-  NL_CHECK(norm_kind(norm).screened, "--norm ", norm,
-           ": the screening rule applies only to the norms that declare it (", declared, ")");
-}
-
 ScreenResult screen_dyt(GPTRunConfig run, int64_t steps, int64_t batches) {
   check_screened(run.model.norm.name);
   NL_CHECK(steps > 0 && steps <= run.steps, "screen_dyt: the screening step ", steps,
@@ -56,12 +48,6 @@ ScreenResult screen_dyt(GPTRunConfig run, int64_t steps, int64_t batches) {
   result.val_loss = r.final_val_loss;
   result.wall_s = r.wall_s;
   return result;
-}
-
-void add_screen_flags(FlagParser& p, ScreenSettings& s) {
-  p.integer("--screen-steps", s.steps, 1, kMaxSteps, "the step at which the saturation is measured", FlagRole::Control);
-  p.integer("--screen-batches", s.batches, 1, 1000, "held-out batches of 32 sequences the saturation is measured on",
-            FlagRole::Control);
 }
 
 std::string screen_message(const ScreenResult& r) {

@@ -7,14 +7,13 @@
 #pragma once
 #include <string>
 
-#include "train/flags/flag_parser.h"
+#include "train/flags/probe_flags.h"
 #include "train/gpt/gpt_run.h"
 #include "studies/instruments/regime_metrics.h"
 
 namespace nl {
 
 constexpr double kScreenThreshold = 0.43;  // saturation |alpha x| > 2 above which DyT is predicted to help
-constexpr int64_t kScreenSteps = 500;
 
 struct ScreenResult {
   int64_t steps = 0;            // training steps done before the measurement
@@ -30,16 +29,6 @@ struct ScreenResult {
 // full run), then measures the saturation on `batches` fixed held-out batches of 32
 // sequences (drawn from the validation split with seed run.seed + 6).
 ScreenResult screen_dyt(GPTRunConfig run, int64_t steps = kScreenSteps, int64_t batches = 4);
-// Throws naming --norm unless its kind declares the screen (NormKind::screened).
-void check_screened(const std::string& norm);
-
-// Where and on how much the screen measures: --screen-steps, --screen-batches.
-struct ScreenSettings {
-  int64_t steps = kScreenSteps;
-  int64_t batches = 4;
-};
-void add_screen_flags(FlagParser& p, ScreenSettings& s);
-
 // The verdict: the measured saturation, the rule, the prediction, and the caution.
 std::string screen_message(const ScreenResult& result);
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-#include "studies/grid/commands.h"
+#include "train/flags/train_commands.h"
 #include "studies/report/study.h"
 #include "tensor/error.h"
 #include "train/io/run_dir.h"

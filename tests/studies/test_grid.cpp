@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "studies/grid/commands.h"
+#include "train/flags/train_commands.h"
 #include "studies/grid/grid.h"
 #include "studies/report/study.h"
 #include "tests/test_files.h"

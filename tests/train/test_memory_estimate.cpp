@@ -1,4 +1,4 @@
-// The memory estimate (train/safety/limits.h, studies/grid/commands.h) against the peak
+// The memory estimate (train/safety/limits.h, train/flags/train_commands.h) against the peak
 // a run really reaches: a few small train_gpt runs, each scaled by one setting (the
 // batch, the width, the depth, the validation batches, the activation statistics'
 // probe), measured as children (their peak resident memory, from wait4) without any
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "studies/grid/commands.h"
+#include "train/flags/train_commands.h"
 #include "tests/fake_fashion_mnist.h"
 #include "tests/train/run_fixtures.h"
 #include "train/flags/flag_parser.h"

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "studies/grid/commands.h"
+#include "train/flags/train_commands.h"
 #include "tests/fake_fashion_mnist.h"
 #include "tests/train/run_fixtures.h"
 

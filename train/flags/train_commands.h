@@ -1,17 +1,16 @@
 // The whole command line of the training programs, declared once: train_gpt and
-// train_vit parse theirs with it (apps/), and the grid (studies/grid/grid.h) checks its
-// cells with it before it starts any, so a cell is refused exactly as the program would
-// refuse it.
+// train_vit parse theirs with it (apps/), and the study grids (studies/grid/grid.h) check
+// their cells with it before they start any, so a cell is refused exactly as the program
+// would refuse it. The probes' flags (probe_flags.h) are declared here with the run's; the
+// probes themselves, studies/instruments/, are attached by the programs.
 #pragma once
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "studies/instruments/act_stats_observer.h"
-#include "studies/instruments/measurement_observer.h"
-#include "studies/instruments/screening.h"
 #include "train/flags/flag_parser.h"
+#include "train/flags/probe_flags.h"
 #include "train/gpt/gpt_run_config.h"
 #include "train/safety/limits.h"
 #include "train/vit/vit_run_config.h"

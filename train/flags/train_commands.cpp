@@ -1,4 +1,4 @@
-#include "studies/grid/commands.h"
+#include "train/flags/train_commands.h"
 
 #include <algorithm>
 
