@@ -74,6 +74,14 @@ bool collapsed(bool failed, double train_end, const Curve& val_curve) {
   return !(overfit_of(val_curve).min_value <= kStuckLoss);  // NaN (no point) counts as collapsed
 }
 
+std::string chance_at_paper_rate(CollapseCount c) {
+  if (c.runs == 0 || (c.collapsed != 0 && c.collapsed != c.runs)) return "";
+  // no seed collapsing, or every one: how often the paper's own rate would give that
+  const double p = std::pow(c.collapsed == 0 ? 1.0 - kPaperCollapseRate : kPaperCollapseRate, c.runs);
+  return "; at that rate " + std::string(c.collapsed == 0 ? "no collapse" : "a collapse in every seed") + " in " +
+         std::to_string(c.runs) + " seeds happens " + fmt(100.0 * p, "%.2g") + " % of the time";
+}
+
 std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu,
                                          DataRegime regime) {
   auto of = [](CollapseCount c) { return std::to_string(c.collapsed) + " of " + std::to_string(c.runs); };
@@ -87,11 +95,12 @@ std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount 
   // the paper's claim is a collapse in some seeds (1 of 3): every seed collapsing is another finding
   else if (swiglu.collapsed == swiglu.runs)
     out.push_back({Verdict::NotReproduced, "Llama + DyT (SwiGLU) collapses in every seed, not in some, " + size + ": " +
-                                               of(swiglu) + " seeds collapsed (paper: 1 of 3)"});
+                                               of(swiglu) + " seeds collapsed (paper: 1 of 3" +
+                                               chance_at_paper_rate(swiglu) + ")"});
   else
     out.push_back({swiglu.collapsed > 0 ? Verdict::Reproduced : Verdict::NotReproduced,
                    "Llama + DyT (SwiGLU) collapses in some seeds, " + size + ": " + of(swiglu) +
-                       " seeds collapsed (paper: 1 of 3)"});
+                       " seeds collapsed (paper: 1 of 3" + chance_at_paper_rate(swiglu) + ")"});
   if (gelu.runs == 0) return out;
   const std::string counts = "GELU " + of(gelu) + " collapsed against SwiGLU's " + of(swiglu);
   if (regime != DataRegime::Rich)

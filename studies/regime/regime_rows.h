@@ -50,6 +50,11 @@ struct ClaimVerdict {  // one claim of the paper judged, and the sentence that s
 // The paper ran the collapse at 1M and 118M tokens and the GELU rescue at 118M only
 // (its r5 ablation): a collapse verdict needs `regime` Scarce or Rich, a rescue verdict
 // Rich; elsewhere the claim is untestable here, said as such.
+// A collapse count of none or all, weighed against the paper's rate (1 of 3 seeds): ";
+// at that rate no collapse in 6 seeds happens 8.8 % of the time", so that a "not
+// reproduced" on few seeds says how weak it is; "" for any other count.
+constexpr double kPaperCollapseRate = 1.0 / 3.0;
+std::string chance_at_paper_rate(CollapseCount c);
 std::vector<ClaimVerdict> llama_verdicts(const std::string& size, CollapseCount swiglu, CollapseCount gelu,
                                          DataRegime regime);
 

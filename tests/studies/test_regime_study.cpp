@@ -566,8 +566,16 @@ TEST_CASE("regime: the paper's Llama claims judged from collapse counts", "[regi
   CHECK(verdicts({0, 0}, {2, 6}).empty());
   // every seed collapsed: not the paper's "some seeds"; the rescue is still judged
   CHECK(verdicts({6, 6}, {0, 6}) == std::vector<V>{V::NotReproduced, V::Reproduced});
+  // (1/3)^6 = 0.14 %: six collapses in six seeds are far from the paper's rate
   CHECK(llama_verdicts("30K", {6, 6}, {0, 0}, DataRegime::Scarce)[0].text ==
-        "Llama + DyT (SwiGLU) collapses in every seed, not in some, 30K: 6 of 6 seeds collapsed (paper: 1 of 3)");
+        "Llama + DyT (SwiGLU) collapses in every seed, not in some, 30K: 6 of 6 seeds collapsed (paper: 1 of 3; "
+        "at that rate a collapse in every seed in 6 seeds happens 0.14 % of the time)");
+  // (2/3)^6 = 8.8 %: six clean seeds are weak evidence against the paper's rate
+  CHECK(llama_verdicts("all", {0, 6}, {0, 0}, DataRegime::Rich)[0].text ==
+        "Llama + DyT (SwiGLU) collapses in some seeds, all: 0 of 6 seeds collapsed (paper: 1 of 3; at that rate "
+        "no collapse in 6 seeds happens 8.8 % of the time)");
+  CHECK(chance_at_paper_rate({0, 3}) == "; at that rate no collapse in 3 seeds happens 30 % of the time");
+  CHECK(chance_at_paper_rate({1, 3}).empty());
   const auto text = llama_verdicts("all", {2, 6}, {0, 6}, DataRegime::Rich);
   CHECK(text[0].text == "Llama + DyT (SwiGLU) collapses in some seeds, all: 2 of 6 seeds collapsed (paper: 1 of 3)");
   CHECK(text[1].text ==
