@@ -7,9 +7,10 @@
 // on made-up cells; the statistics they call are regime_analysis.h's.
 #pragma once
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "studies/regime/regime_analysis.h"
 #include "studies/regime/regime_records.h"
@@ -159,7 +160,8 @@ double mean_of(const std::vector<double>& v);
 
 // The sections, each filling its keys of the report's view (regime.md.in names them).
 // phase_tables: per width and size, LN's over-fitting and each arm's row against LN, the
-// paper's row and verdict beside it, and the screen's cells.
+// paper's row and verdict beside it; screen_judgement: the screen's cells (each arm of a
+// screened norm against LN at the end) and the rule judged on them.
 void phase_tables(const ReportGrid& grid, nlohmann::json& view, ReportFindings& findings);
 void alpha0_sweep(const ReportGrid& grid, nlohmann::json& view, ReportFindings& findings);
 void instrument_rows(const ReportGrid& grid, nlohmann::json& view);
