@@ -2,8 +2,8 @@
 // committed results file of compare_norms (make demo and --tune), bhyt_gap and dyt_trains
 // loads, writes back the same bytes and regenerates its page byte for byte; a renamed key
 // is refused naming the field and the file (by the reader, and by each program's --reuse
-// as one line, exit 2), never a "nan" or "-" in a report nor an abort; a record built here
-// survives a round trip through its JSON.
+// and what_reproduces --pages as one line, exit 2), never a "nan" or "-" in a report nor
+// an abort; a record built here survives a round trip through its JSON.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -167,6 +167,20 @@ TEST_CASE("compare_norms, bhyt_gap, dyt_trains --reuse: a renamed field is one l
     CHECK_THAT(r.err, Contains("--reuse: " + file + ": " + c.field + " is missing"));
     CHECK_FALSE(fs::exists(tmp.sub("out") + "/report.md"));
   }
+}
+
+TEST_CASE("what_reproduces --pages: a comparison lacking a field is one line naming it, exit 2", "[compare][cli]") {
+  // before: exit 0, and the cbwc claim "untestable here (the two runs logged no common step)"
+  TempDir tmp;
+  write_bytes(tmp.sub("demo.md"), "a page\n");
+  write_bytes(tmp.sub("demo.json"), renamed(committed("demo"), "/runs/2/curve", "curves").dump(1));
+  const RunResult r = run_program(::nl::test::build_dir() + "/what_reproduces",
+                                  "--pages " + tmp.sub("demo.md") + " --out " + tmp.sub("r.md"), tmp);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK_THAT(r.err, Contains("--pages: " + tmp.sub("demo.json") + ": runs[2].curve is missing"));
+  CHECK_FALSE(fs::exists(tmp.sub("r.md")));
 }
 
 TEST_CASE("comparison records: each record survives a round trip through its JSON", "[compare]") {
