@@ -130,15 +130,15 @@ std::string catch_up_verdict(const std::string& arm, const std::string& referenc
          " of " + std::to_string(end_gaps.size()) + ")" + numbers;
 }
 
-std::string render_bhyt_gap_report(const json& results) {
-  json view = comparison_view(results);
-  view["command"] = results["command"];
-  view["unigram"] = fmt(results["unigram_loss"].get<double>(), "%.4f");
-  view["n_seeds"] = results["seeds"].size();
+std::string render_bhyt_gap_report(const BhytGapResults& results) {
+  json view = comparison_view(results.header);
+  view["command"] = results.command;
+  view["unigram"] = fmt(results.unigram_loss, "%.4f");
+  view["n_seeds"] = results.seeds.size();
   std::string seeds;
-  for (const json& s : results["seeds"]) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s.get<int64_t>());
+  for (const int64_t s : results.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
   view["seed_list"] = seeds;
-  const int64_t long_steps = results["long_steps"];
+  const int64_t long_steps = results.long_steps;
   view["long_steps"] = long_steps;
   // the controls
   const double bhyt_gap = spread_of(arm_seeds(results, "", "bhyt-released", "ln-released", 0).gap).mean;
@@ -154,25 +154,24 @@ std::string render_bhyt_gap_report(const json& results) {
                                 {"gap", a.reference.empty() ? "-" : seeds_text(s.gap, "%+.1f")},
                                 {"share", a.reference.empty() || std::isnan(share) ? "-" : fmt(share, "%.0f %%")},
                                 {"did_not_train", std::to_string(s.did_not_train) + " of " +
-                                                      std::to_string(results["seeds"].size())}});
+                                                      std::to_string(results.seeds.size())}});
   }
   view["bhyt_gap"] = fmt(bhyt_gap, "%+.1f");
   // the long runs: the loss and the gap at a few steps, and the verdicts
-  const int64_t early = results["recipe"]["steps"];
+  const int64_t early = results.steps;
   std::vector<int64_t> steps;
   for (int64_t s : {early, 2 * early, long_steps / 2, long_steps})
     if (s > 0 && s <= long_steps && std::find(steps.begin(), steps.end(), s) == steps.end()) steps.push_back(s);
   std::sort(steps.begin(), steps.end());
   view["at_steps"] = steps;
   std::string tuned_files;
-  for (const json& file : results["tuned_results"])
-    tuned_files +=
-        (tuned_files.empty() ? "" : ", ") + std::filesystem::path(file.get<std::string>()).filename().string();
+  for (const std::string& file : results.tuned_results)
+    tuned_files += (tuned_files.empty() ? "" : ", ") + std::filesystem::path(file).filename().string();
   view["tuned_files"] = tuned_files;
   view["long"] = json::array();
   view["verdicts"] = json::array();
   for (const SeededArm& a : bhyt_gap_long_arms()) {
-    json row = {{"label", a.label}, {"flags", results["long_flags"][a.label]}, {"at", json::array()}};
+    json row = {{"label", a.label}, {"flags", results.long_flags.at(a.label)}, {"at", json::array()}};
     for (int64_t s : steps) {
       const ArmSeeds at = arm_seeds(results, "long-", a.label, a.reference, s);
       row["at"].push_back({{"val", seeds_text(at.val, "%.4f")},
@@ -190,12 +189,6 @@ std::string render_bhyt_gap_report(const json& results) {
 
 namespace {
 
-// The fields of results.json the report reads, beside the comparison's own.
-const ResultSchema kGapFields = {{"command", kString},  {"unigram_loss", kNumber},   {"seeds", kArray},
-                                 {"seeds[]", kInteger}, {"long_steps", kInteger},    {"long_flags", kObject},
-                                 {"recipe.steps", kInteger},
-                                 {"tuned_results", kArray}, {"tuned_results[]", kString}};
-
 // arm label -> its best flags, from each tuned comparison's results (the first that has
 // it). A comparison tuned on another model, data or run length than the controls' (`here`,
 // the study's values) is refused: its best setting is for other runs.
@@ -203,9 +196,9 @@ std::map<std::string, std::string> read_tuned_flags(const std::vector<std::strin
                                                     const nlohmann::ordered_json& here) {
   std::map<std::string, std::string> flags;
   for (const std::string& file : files) {
-    const json tuned = read_results_file(file, "--tuned-results", tuned_results_schema());
+    const TunedResults tuned = read_comparison_results<TunedResults>(file, "--tuned-results");
     const std::string difference = first_recipe_difference(
-        nlohmann::ordered_json::parse(tuned["recipe"].dump()), here,
+        nlohmann::ordered_json::parse(tuned.header.recipe.dump()), here,
         {"layers", "dim", "heads", "seq", "batch", "steps", "data", "train_bytes"}, nlohmann::ordered_json::object(),
         "there", "here");
     NL_CHECK(difference.empty(), "--tuned-results ", file, ": a tuned comparison of another recipe (", difference,
@@ -241,32 +234,36 @@ int bhyt_gap_main(const std::vector<std::string>& args) {
   if (!p.parse(args)) return 0;
   check_seeded_study_flags(f);
   const std::string out = base.out_dir;
-  json extra = json::object();
+  BhytGapResults results;
   std::vector<RunSpec> runs;
   if (!f.comparison.reuse) {
     std::string sources;
     for (const std::string& file : tuned_files) sources += (sources.empty() ? "" : ", ") + file;
     std::map<std::string, std::string> tuned = read_tuned_flags(tuned_files, p.values());
     runs = parse_run_specs(bhyt_gap_run_specs(f.seeds, long_steps, long_eval, tuned, sources));
-    extra = seeded_study_fields("bhyt_gap", args, f.seeds, base.data_dir, base.train_bytes);
-    extra["long_steps"] = long_steps;
-    extra["tuned_results"] = tuned_files;
-    extra["long_flags"] = json::object();
-    for (const SeededArm& a : bhyt_gap_long_arms()) extra["long_flags"][a.label] = tuned[a.label];
+    put_seeded_study_fields(results, "bhyt_gap", args, f.seeds, base.data_dir, base.train_bytes);
+    results.long_steps = long_steps;
+    results.tuned_results = tuned_files;
+    for (const SeededArm& a : bhyt_gap_long_arms()) results.long_flags[a.label] = tuned[a.label];
   }
   const std::vector<std::string> common = given_run_flags(p, gpt_study_own_keys(p, {"threads"}));
   if (f.dry_run) {
     print_seeded_plan("bhyt_gap", common, runs, out, f);
     return 0;
   }
-  json results =
-      compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, kValLoss, false, kGapFields, extra);
-  if (!f.comparison.reuse) drop_train_curves(results, out);
-  json long_runs = json::array();
-  for (const json& run : results["runs"])
-    if (run["label"].get<std::string>().rfind("long-", 0) == 0) long_runs.push_back(run);
+  if (f.comparison.reuse) {
+    results = reuse_comparison_results<BhytGapResults>(out);
+  } else {
+    static_cast<ComparisonResults&>(results) =
+        train_comparison(p, f.comparison, "train_gpt", common, runs, out, base.threads, kValLoss, false);
+    drop_train_curves(results);
+    results = write_comparison_results(out, results);
+  }
+  std::vector<ComparedRun> long_runs;
+  for (const ComparedRun& run : results.runs)
+    if (run.label.rfind("long-", 0) == 0) long_runs.push_back(run);
   write_curves(out + "/long_val_loss.csv", long_runs);
-  return finish_seeded_study(out, f.doc, render_bhyt_gap_report(results), results);
+  return finish_seeded_study(out, f.doc, render_bhyt_gap_report(results), results, results);
 }
 
 }  // namespace nl

@@ -25,8 +25,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "studies/compare/seeded_arms.h"
 
 namespace nl {
@@ -62,7 +60,7 @@ std::string catch_up_verdict(const std::string& arm, const std::string& referenc
                              int did_not_train);
 
 // The report for a results.json (exposed for the tests).
-std::string render_bhyt_gap_report(const nlohmann::json& results);
+std::string render_bhyt_gap_report(const BhytGapResults& results);
 
 int bhyt_gap_main(const std::vector<std::string>& args);
 

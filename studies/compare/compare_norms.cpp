@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "nn/norms/registry.h"
 #include "studies/compare/comparison.h"
@@ -31,11 +32,10 @@ const char kTemplate[] =
     ;
 
 // The largest |train loss(a) - train loss(b)| over the steps both logged.
-double largest_train_difference(const json& results, const std::string& a, const std::string& b) {
+double largest_train_difference(const DemoResults& results, const std::string& a, const std::string& b) {
   std::map<std::string, std::map<int64_t, double>> losses;
-  for (const json& run : results["runs"])
-    for (const auto& [step, v] : run["train_curve"].get<std::vector<std::pair<int64_t, std::string>>>())
-      losses[run["label"]][step] = std::strtod(v.c_str(), nullptr);
+  for (const ComparedRun& run : results.runs)
+    for (const auto& [step, v] : run.train_curve) losses[run.label][step] = std::strtod(v.c_str(), nullptr);
   double worst = 0;
   for (const auto& [step, v] : losses[a])
     if (losses[b].count(step)) worst = std::max(worst, std::fabs(v - losses[b][step]));
@@ -71,11 +71,11 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 
 // For each row that is stuck, diverged or behind its ln: what the tuned comparison found for
 // the run of the same label and flags (its best setting, and whether that trains it).
-json tuned_notes(const std::vector<DemoRow>& rows, const json& tuned, const std::string& doc) {
+json tuned_notes(const std::vector<DemoRow>& rows, const TunedResults* tuned, const std::string& doc) {
   json notes = json::array();
-  if (tuned.is_null()) return notes;
-  const std::vector<TunedRow> tuned_runs = tuned_rows(tuned);
-  const std::string n = std::to_string(tuned["tuning"]["settings"].get<int64_t>());
+  if (!tuned) return notes;
+  const std::vector<TunedRow> tuned_runs = tuned_rows(*tuned);
+  const std::string n = std::to_string(tuned->tuning.settings);
   const std::string link = "[" + doc + "](" + doc + ")";
   for (const DemoRow& r : rows) {
     if (r.status == "ok" || starts_with(r.status, "FAILED")) continue;
@@ -123,37 +123,29 @@ const std::vector<std::string>& default_demo_runs() {
   return runs;
 }
 
-// The fields of results.json that demo_rows and the report read, beside the comparison's own.
-const ResultSchema kDemoFields = {{"unigram_loss", kNumber},          {"runs[].config.block", kString},
-                                  {"runs[].config.norm", kString},     {"runs[].config.layers", kInteger},
-                                  {"runs[].config.recipe", kString, true}, {"runs[].result.diverged", kBool, true}};
-
-std::vector<DemoRow> demo_rows(const json& results) {
+std::vector<DemoRow> demo_rows(const DemoResults& results) {
   std::vector<DemoRow> rows;
-  for (const json& run : results["runs"]) {
-    const json& r = run["result"];
-    const json& c = run["config"];
+  for (const ComparedRun& run : results.runs) {
+    const DemoConfig c = demo_config(run);
     DemoRow row;
-    row.label = run["label"];
-    row.flags = run["flags"];
-    row.recipe = c.value("recipe", "");
-    if (row.recipe.empty()) row.recipe = "-";
-    row.block = c["block"];
-    row.norm = c["norm"];
-    row.train_loss = result_number(r, "final_train_loss");
-    row.val_loss = result_number(r, kValLoss);
-    row.tok_s = result_number(r, "tok_per_s");
-    const int64_t layers = c["layers"];
-    row.rms_ratio = result_number(r, "rms_" + std::to_string(layers)) / result_number(r, "rms_0");
-    row.exit_code = run["exit_code"];
-    row.diverged = row.exit_code != 0 || !r.is_object() || r.value("diverged", true);
+    row.label = run.label;
+    row.flags = run.flags;
+    row.recipe = c.recipe.empty() ? "-" : c.recipe;
+    row.block = c.block;
+    row.norm = c.norm;
+    row.train_loss = run.result ? run.result->final_train_loss : NAN;
+    row.val_loss = run.figure(kValLoss);
+    row.tok_s = run.figure("tok_per_s");
+    row.rms_ratio = run.figure("rms_" + std::to_string(c.layers)) / run.figure("rms_0");
+    row.exit_code = run.exit_code;
+    row.diverged = !run.finished();
     rows.push_back(row);
   }
   // each row against the ln run of its block and recipe, else the first ln run on its block
   std::vector<RunKind> kinds;
   for (const DemoRow& row : rows) kinds.push_back({row.norm, row.block, row.recipe});
   const std::vector<int> baselines = ln_baselines(kinds);
-  const double unigram = results["unigram_loss"];
+  const double unigram = results.unigram_loss;
   for (size_t i = 0; i < rows.size(); ++i) {
     DemoRow& row = rows[i];
     const DemoRow* base = baselines[i] < 0 ? nullptr : &rows[(size_t)baselines[i]];
@@ -167,9 +159,9 @@ std::vector<DemoRow> demo_rows(const json& results) {
   return rows;
 }
 
-std::string render_demo_report(const json& results, const json& tuned, const std::string& tuned_doc) {
-  json view = comparison_view(results);
-  view["unigram"] = fmt(results["unigram_loss"].get<double>(), "%.4f");
+std::string render_demo_report(const DemoResults& results, const TunedResults* tuned, const std::string& tuned_doc) {
+  json view = comparison_view(results.header);
+  view["unigram"] = fmt(results.unigram_loss, "%.4f");
   view["stuck"] = fmt(kStuckLoss, "%.1f");
   view["rows"] = json::array();
   const std::vector<DemoRow> rows = demo_rows(results);
@@ -213,7 +205,8 @@ namespace {
 // read against it (the plain recipe's five norms; each paper recipe beside its own ln), so
 // that a reader compares curves that share a recipe, not thirteen at once.
 // OUT/val_loss_panels.tsv lists each panel's CSV and title for scripts/plot_val_loss.sh.
-void write_panel_curves(const std::string& out, const json& runs, const std::vector<DemoRow>& rows) {
+void write_panel_curves(const std::string& out, const std::vector<ComparedRun>& runs,
+                        const std::vector<DemoRow>& rows) {
   std::vector<std::string> panels;  // each panel's ln label, in the order of the table
   for (const DemoRow& r : rows) {
     const std::string key = r.ln_label.empty() ? r.label : r.ln_label;
@@ -221,12 +214,12 @@ void write_panel_curves(const std::string& out, const json& runs, const std::vec
   }
   std::string list;
   for (size_t k = 0; k < panels.size(); ++k) {
-    json members = json::array();
+    std::vector<ComparedRun> members;
     std::string names;
     for (const DemoRow& r : rows)
       if ((r.ln_label.empty() ? r.label : r.ln_label) == panels[k])
-        for (const json& run : runs)
-          if (run["label"] == r.label) members.push_back(run), names += (names.empty() ? "" : ", ") + r.label;
+        for (const ComparedRun& run : runs)
+          if (run.label == r.label) members.push_back(run), names += (names.empty() ? "" : ", ") + r.label;
     const std::string file = "val_loss_panel" + std::to_string(k + 1) + ".csv";
     write_curves(out + "/" + file, members);
     list += file + "\t" + names + "\n";
@@ -265,16 +258,16 @@ int compare_norms_main(const std::vector<std::string>& args) {
   if (!tune.doc.empty()) check_doc_folder(tune.doc);  // before hours of training go into it
   if (!tune.axes.empty()) return run_tuned_comparison(p, f, base, common, runs, tune, args);
   // read before any run: a file that is there but unreadable stops the study now
-  json tuned = nullptr;
+  std::optional<TunedResults> tuned;
   if (!tuned_file.empty() && std::filesystem::exists(tuned_file))
-    tuned = read_results_file(tuned_file, "--tuned-results", tuned_results_schema());
-  if (!tuned.is_null()) {
+    tuned = read_comparison_results<TunedResults>(tuned_file, "--tuned-results");
+  if (tuned) {
     // a tuned comparison of another recipe (other steps, model, data) says nothing of these runs
     std::vector<std::string> keys;
     for (const std::string& k : p.recipe_keys())
       if (k != "arms") keys.push_back(k);
     const std::string difference =
-        first_recipe_difference(nlohmann::ordered_json::parse(tuned["recipe"].dump()), p.values(), keys,
+        first_recipe_difference(nlohmann::ordered_json::parse(tuned->header.recipe.dump()), p.values(), keys,
                                 later_flag_defaults(), "there", "here");
     if (!difference.empty()) {
       // said only when asked for: the default file is the demo's, and another recipe's
@@ -282,7 +275,7 @@ int compare_norms_main(const std::vector<std::string>& args) {
       if (p.given("--tuned-results"))
         std::fprintf(stderr, "--tuned-results %s: a tuned comparison of another recipe (%s); the report reads "
                      "nothing from it\n", tuned_file.c_str(), difference.c_str());
-      tuned = nullptr;
+      tuned.reset();
     }
   }
   const std::string tuned_doc = std::filesystem::path(tuned_file).stem().string() + ".md";
@@ -292,16 +285,22 @@ int compare_norms_main(const std::vector<std::string>& args) {
     print_comparison_plan("compare_norms", "train_gpt", common, runs, out, f.jobs, tune.step_ms);
     return 0;
   }
-  json extra = json::object();
-  // missing data fails before any run; the unigram loss is the status's reference
-  if (!f.reuse) extra["unigram_loss"] = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
-  const json results =
-      compare_runs(p, f, "train_gpt", common, runs, out, base.threads, kValLoss, false, kDemoFields, extra);
+  DemoResults results;
+  if (f.reuse) {
+    results = reuse_comparison_results<DemoResults>(out);
+  } else {
+    // missing data fails before any run; the unigram loss is the status's reference
+    const double unigram = unigram_loss(load_fortunes(base.data_dir, base.train_bytes).train);
+    static_cast<ComparisonResults&>(results) =
+        train_comparison(p, f, "train_gpt", common, runs, out, base.threads, kValLoss, false);
+    results.unigram_loss = unigram;
+    results = write_comparison_results(out, results);
+  }
   const std::vector<DemoRow> rows = demo_rows(results);
   write_summary(out + "/summary.csv", rows);
-  write_curves(out + "/val_loss.csv", results["runs"]);
-  write_panel_curves(out, results["runs"], rows);
-  const std::string report = render_demo_report(results, tuned, tuned_doc);
+  write_curves(out + "/val_loss.csv", results.runs);
+  write_panel_curves(out, results.runs, rows);
+  const std::string report = render_demo_report(results, tuned ? &*tuned : nullptr, tuned_doc);
   write_text_file(out + "/report.md", report);
   write_doc_copy(tune.doc, report, results);
   print_table(rows);

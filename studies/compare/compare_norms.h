@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "studies/compare/comparison_records.h"
 
 namespace nl {
 
@@ -44,12 +44,12 @@ struct DemoRow {
   bool diverged;  // it did not finish with finite losses
   int exit_code;  // train_gpt's: 1 a NaN/inf stop (DIVERGED), another non-zero FAILED
 };
-std::vector<DemoRow> demo_rows(const nlohmann::json& results);
+std::vector<DemoRow> demo_rows(const DemoResults& results);
 
 // The report for a results.json (exposed for the tests). With a tuned comparison's
-// results (compare_norms --tune, studies/compare/tuned_comparison.h; null: none), each row
-// that is not ok says what its tuned runs found, linking `tuned_doc`.
-std::string render_demo_report(const nlohmann::json& results, const nlohmann::json& tuned = nullptr,
+// results (compare_norms --tune, studies/compare/tuned_comparison.h; nullptr: none), each
+// row that is not ok says what its tuned runs found, linking `tuned_doc`.
+std::string render_demo_report(const DemoResults& results, const TunedResults* tuned = nullptr,
                                const std::string& tuned_doc = "");
 
 }  // namespace nl

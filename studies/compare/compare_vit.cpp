@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "nn/norms/registry.h"
 #include "studies/compare/comparison.h"
@@ -29,29 +30,23 @@ struct Row {
   int64_t steps;
 };
 
-// The fields of results.json that table_rows reads, beside the comparison's own.
-const ResultSchema kVitFields = {{"recipe.layers", kInteger},
-                                 {"runs[].result.steps", kInteger, true},
-                                 {"runs[].result.diverged", kBool, true}};
-
-std::vector<Row> table_rows(const json& results) {
-  const int64_t layers = results["recipe"]["layers"];
+std::vector<Row> table_rows(const VitResults& results) {
   std::vector<Row> rows;
-  for (const json& run : results["runs"]) {
-    const json& r = run["result"];
+  for (const ComparedRun& run : results.runs) {
+    const std::optional<ResultRecord>& r = run.result;
     Row row;
-    row.norm = run["label"];
-    row.test_acc = result_number(r, "test_accuracy");
-    row.test_loss = result_number(r, "test_loss");
-    row.val_acc = result_number(r, kValAcc);
-    row.train_loss = result_number(r, "final_train_loss");
-    row.img_cpu_s = result_number(r, "img_per_cpu_s");
-    row.img_s = result_number(r, "img_per_s");
-    row.cpu_s = result_number(r, "cpu_seconds");
-    row.seconds = result_number(r, "seconds");
-    row.rms_ratio = result_number(r, "rms_" + std::to_string(layers)) / result_number(r, "rms_0");
-    row.steps = r.is_object() ? r.value("steps", (int64_t)0) : 0;
-    row.status = vit_status(run["exit_code"], r.is_object() && r.value("diverged", false), row.test_acc);
+    row.norm = run.label;
+    row.test_acc = run.figure("test_accuracy");
+    row.test_loss = run.figure("test_loss");
+    row.val_acc = run.figure(kValAcc);
+    row.train_loss = r ? r->final_train_loss : NAN;
+    row.img_cpu_s = run.figure("img_per_cpu_s");
+    row.img_s = run.figure("img_per_s");
+    row.cpu_s = r ? r->cpu_seconds : NAN;
+    row.seconds = r ? r->seconds : NAN;
+    row.rms_ratio = run.figure("rms_" + std::to_string(results.layers)) / run.figure("rms_0");
+    row.steps = r ? r->steps : 0;
+    row.status = vit_status(run.exit_code, r && r->diverged, row.test_acc);
     rows.push_back(row);
   }
   return rows;
@@ -65,15 +60,15 @@ void print_table(const std::vector<Row>& rows) {
                 r.test_loss, 100.0 * r.val_acc, r.img_cpu_s, r.cpu_s, r.rms_ratio, r.status.c_str());
 }
 
-void write_summary(const std::string& path, const json& results, const std::vector<Row>& rows) {
+void write_summary(const std::string& path, const VitResults& results, const std::vector<Row>& rows) {
   std::string text =
       "norm,test_acc,test_loss,val_acc,train_loss,img_per_cpu_s,img_per_s,cpu_seconds,seconds,rms_last_over_first,"
       "status\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    const json& res = results["runs"][i]["result"];
+    const std::optional<ResultRecord>& res = results.runs[i].result;
     // the accuracy as result.json writes it, so the two files agree to the digit
-    const std::string acc = res.is_object() && res.contains("test_accuracy") ? res["test_accuracy"].dump() : "nan";
+    const std::string acc = res ? res->named.at("test_accuracy").dump() : "nan";
     text += r.norm + "," + acc + "," + fmt(r.test_loss, "%.9g") + "," + fmt(r.val_acc, "%.9g") + "," +
             fmt(r.train_loss, "%.9g") + "," + fmt(r.img_cpu_s, "%.0f") + "," + fmt(r.img_s, "%.0f") + "," +
             fmt(r.cpu_s, "%.1f") + "," + fmt(r.seconds, "%.1f") + "," + fmt(r.rms_ratio, "%.9g") + "," + r.status +
@@ -91,8 +86,8 @@ std::string vit_status(int exit_code, bool diverged, double test_accuracy) {
   return "ok";
 }
 
-std::string render_vit_report(const json& results) {
-  json view = comparison_view(results);
+std::string render_vit_report(const VitResults& results) {
+  json view = comparison_view(results.header);
   const std::vector<Row> rows = table_rows(results);
   int64_t steps = 0;
   view["rows"] = json::array();
@@ -147,11 +142,18 @@ int compare_vit_main(const std::vector<std::string>& args) {
                           out, f.jobs > 0 ? f.jobs : (int)runs.size(), step_ms);
     return 0;
   }
-  const json results = compare_runs(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}),
-                                    runs, out, base.threads, kValAcc, /*all_at_once=*/true, kVitFields);
+  VitResults results;
+  if (f.reuse) {
+    results = reuse_comparison_results<VitResults>(out);
+  } else {
+    static_cast<ComparisonResults&>(results) =
+        train_comparison(p, f, "train_vit", flags_from_values(p.values(), {"threads", "jobs", "norms"}), runs, out,
+                         base.threads, kValAcc, /*all_at_once=*/true);
+    results = write_comparison_results(out, results);
+  }
   const std::vector<Row> rows = table_rows(results);
   write_summary(out + "/summary.csv", results, rows);
-  write_curves(out + "/val_acc.csv", results["runs"]);
+  write_curves(out + "/val_acc.csv", results.runs);
   write_text_file(out + "/report.md", render_vit_report(results));
   print_table(rows);
   for (const Row& r : rows)

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "studies/compare/comparison_records.h"
 
 namespace nl {
 
 int compare_vit_main(const std::vector<std::string>& args);
 
 // The report for a results.json (exposed for the tests).
-std::string render_vit_report(const nlohmann::json& results);
+std::string render_vit_report(const VitResults& results);
 
 // "FAILED (see stderr)", "DIVERGED (NaN/inf)", "near chance" (test accuracy below 50 %:
 // ten classes), or "ok".

@@ -100,28 +100,27 @@ double final_norm_saturation(const std::string& act_stats_csv) {
   return sat;
 }
 
-std::string render_dyt_trains_report(const json& results) {
-  json view = comparison_view(results);
-  view["command"] = results["command"];
-  view["unigram"] = fmt(results["unigram_loss"].get<double>(), "%.4f");
+std::string render_dyt_trains_report(const DytTrainsResults& results) {
+  json view = comparison_view(results.header);
+  view["command"] = results.command;
+  view["unigram"] = fmt(results.unigram_loss, "%.4f");
   std::string seeds;
-  for (const json& s : results["seeds"]) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s.get<int64_t>());
+  for (const int64_t s : results.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
   view["seed_list"] = seeds;
   view["arms"] = json::array();
   std::vector<TrainsRow> rows;
-  const int64_t layers = results["recipe"]["layers"];
   for (const SeededArm& a : dyt_trains_arms()) {
     const ArmSeeds s = arm_seeds(results, "", a.label, a.reference);
     // what explains a stuck run, over every seed that finished, trained or not
     std::vector<double> rms, sat;
-    for (const json& seed : results["seeds"]) {
-      const json* run = find_seeded_run(results, seeded_label("", a.label, seed.get<int64_t>()));
+    for (const int64_t seed : results.seeds) {
+      const ComparedRun* run = find_seeded_run(results, seeded_label("", a.label, seed));
       if (!run) continue;
-      const double r = result_number((*run)["result"], "rms_" + std::to_string(layers));
+      const double r = run->figure("rms_" + std::to_string(results.layers));
       if (!std::isnan(r)) rms.push_back(r);
-      if ((*run).contains("final_sat2") && (*run)["final_sat2"].is_number()) sat.push_back((*run)["final_sat2"]);
+      if (run->final_sat2 && !std::isnan(*run->final_sat2)) sat.push_back(*run->final_sat2);
     }
-    const size_t n = results["seeds"].size();
+    const size_t n = results.seeds.size();
     rows.push_back({a.label, a.reference.empty(), n, s.did_not_train, spread_of(s.val).mean});
     view["arms"].push_back({{"label", a.label},
                             {"flags", a.flags},
@@ -139,13 +138,6 @@ std::string render_dyt_trains_report(const json& results) {
   return render_template(kTemplate, view, "studies/compare/dyt_trains.md.in");
 }
 
-namespace {
-
-const ResultSchema kTrainsFields = {{"command", kString}, {"unigram_loss", kNumber}, {"seeds", kArray},
-                                    {"seeds[]", kInteger}, {"recipe.layers", kInteger}};
-
-}  // namespace
-
 int dyt_trains_main(const std::vector<std::string>& args) {
   FlagParser p("dyt_trains",
                "Which DyT settings leave the unigram plateau on the demo GPT, seed after seed: each setting trained "
@@ -158,7 +150,7 @@ int dyt_trains_main(const std::vector<std::string>& args) {
   if (!p.parse(args)) return 0;
   check_seeded_study_flags(f);
   const std::string out = base.out_dir;
-  json extra = json::object();
+  DytTrainsResults results;
   std::vector<RunSpec> runs;
   if (!f.comparison.reuse) {
     std::vector<std::string> specs;
@@ -166,23 +158,25 @@ int dyt_trains_main(const std::vector<std::string>& args) {
       for (const SeededArm& a : dyt_trains_arms())
         specs.push_back(seeded_label("", a.label, seed) + "=" + a.flags + " --seed " + std::to_string(seed));
     runs = parse_run_specs(specs);
-    extra = seeded_study_fields("dyt_trains", args, f.seeds, base.data_dir, base.train_bytes);
+    put_seeded_study_fields(results, "dyt_trains", args, f.seeds, base.data_dir, base.train_bytes);
   }
   const std::vector<std::string> common = given_run_flags(p, gpt_study_own_keys(p, {"threads"}));
   if (f.dry_run) {
     print_seeded_plan("dyt_trains", common, runs, out, f);
     return 0;
   }
-  json results = compare_runs(p, f.comparison, "train_gpt", common, runs, out, base.threads, kValLoss, false,
-                              kTrainsFields, extra);
-  if (!f.comparison.reuse) {  // the final norm's saturation, kept in results.json: --reuse needs no run folder
-    for (json& run : results["runs"]) {
-      const double sat = final_norm_saturation(out + "/" + run["label"].get<std::string>() + "/act_stats.csv");
-      run["final_sat2"] = std::isnan(sat) ? json(nullptr) : json(sat);
-    }
-    drop_train_curves(results, out);
+  if (f.comparison.reuse) {
+    results = reuse_comparison_results<DytTrainsResults>(out);
+  } else {
+    static_cast<ComparisonResults&>(results) =
+        train_comparison(p, f.comparison, "train_gpt", common, runs, out, base.threads, kValLoss, false);
+    // the final norm's saturation, kept in results.json: --reuse needs no run folder
+    for (ComparedRun& run : results.runs)
+      run.final_sat2 = final_norm_saturation(out + "/" + run.label + "/act_stats.csv");
+    drop_train_curves(results);
+    results = write_comparison_results(out, results);
   }
-  return finish_seeded_study(out, f.doc, render_dyt_trains_report(results), results);
+  return finish_seeded_study(out, f.doc, render_dyt_trains_report(results), results, results);
 }
 
 }  // namespace nl

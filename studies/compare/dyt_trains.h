@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "studies/compare/seeded_arms.h"
 
 namespace nl {
@@ -42,7 +40,7 @@ std::string dyt_trains_verdict(const std::vector<TrainsRow>& rows);
 // missing or empty (a LayerNorm final norm has no bounded argument).
 double final_norm_saturation(const std::string& act_stats_csv);
 
-std::string render_dyt_trains_report(const nlohmann::json& results);
+std::string render_dyt_trains_report(const DytTrainsResults& results);
 
 int dyt_trains_main(const std::vector<std::string>& args);
 

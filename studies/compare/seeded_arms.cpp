@@ -23,41 +23,38 @@ std::string seeded_label(const std::string& prefix, const std::string& arm, int6
   return prefix + arm + "-s" + std::to_string(seed);
 }
 
-const json* find_seeded_run(const json& results, const std::string& label) {
-  for (const json& run : results["runs"])
-    if (run["label"] == label) return &run;
+const ComparedRun* find_seeded_run(const ComparisonResults& results, const std::string& label) {
+  for (const ComparedRun& run : results.runs)
+    if (run.label == label) return &run;
   return nullptr;
 }
 
 namespace {
 
 // A run's validation loss at `step` from its curve (NaN when it has none there).
-double val_at(const json& run, int64_t step) {
-  for (const auto& [s, v] : run["curve"].get<std::vector<std::pair<int64_t, std::string>>>())
+double val_at(const ComparedRun& run, int64_t step) {
+  for (const auto& [s, v] : run.curve)
     if (s == step) return std::strtod(v.c_str(), nullptr);
   return NAN;
 }
 
-bool finished(const json* run) {
-  return run && (*run)["exit_code"] == 0 && (*run)["result"].is_object() && !(*run)["result"].value("diverged", true);
-}
+bool finished(const ComparedRun* run) { return run && run->finished(); }
 
 }  // namespace
 
-ArmSeeds arm_seeds(const json& results, const std::string& prefix, const std::string& arm,
+ArmSeeds arm_seeds(const SeededResults& results, const std::string& prefix, const std::string& arm,
                    const std::string& reference, int64_t step) {
   ArmSeeds out;
-  const double unigram = results["unigram_loss"];
-  for (const json& s : results["seeds"]) {
-    const int64_t seed = s.get<int64_t>();
-    const json* run = find_seeded_run(results, seeded_label(prefix, arm, seed));
-    const json* ref = reference.empty() ? nullptr : find_seeded_run(results, seeded_label(prefix, reference, seed));
-    auto loss = [&](const json* r) {
-      return !finished(r) ? NAN : step > 0 ? val_at(*r, step) : result_number((*r)["result"], kValLoss);
+  for (const int64_t seed : results.seeds) {
+    const ComparedRun* run = find_seeded_run(results, seeded_label(prefix, arm, seed));
+    const ComparedRun* ref =
+        reference.empty() ? nullptr : find_seeded_run(results, seeded_label(prefix, reference, seed));
+    auto loss = [&](const ComparedRun* r) {
+      return !finished(r) ? NAN : step > 0 ? val_at(*r, step) : r->figure(kValLoss);
     };
     const double v = loss(run), rv = loss(ref);
     if (finished(run) && std::isnan(v)) continue;  // no validation at that step: no evidence either way
-    const std::string status = status_against_ln(!finished(run), v, ref ? rv : NAN, unigram);
+    const std::string status = status_against_ln(!finished(run), v, ref ? rv : NAN, results.unigram_loss);
     if (status.rfind("stuck", 0) == 0 || status.rfind("DIVERGED", 0) == 0) {
       ++out.did_not_train;
       continue;
@@ -94,25 +91,24 @@ void print_seeded_plan(const std::string& study, const std::vector<std::string>&
                         " (" + std::to_string(f.seeds.size()) + " seeds)");
 }
 
-json seeded_study_fields(const std::string& program, const std::vector<std::string>& args,
-                         const std::vector<int64_t>& seeds, const std::string& data_dir, int64_t train_bytes) {
-  return {{"command", study_command("build/release/" + program, args)},
-          {"seeds", seeds},
-          {"unigram_loss", unigram_loss(load_fortunes(data_dir, train_bytes).train)}};
+void put_seeded_study_fields(SeededResults& results, const std::string& program, const std::vector<std::string>& args,
+                             const std::vector<int64_t>& seeds, const std::string& data_dir, int64_t train_bytes) {
+  results.command = study_command("build/release/" + program, args);
+  results.seeds = seeds;
+  results.unigram_loss = unigram_loss(load_fortunes(data_dir, train_bytes).train);
 }
 
-void drop_train_curves(json& results, const std::string& out) {
-  for (json& run : results["runs"]) run["train_curve"] = json::array();
-  write_text_file(out + "/results.json", results.dump(1) + "\n");
+void drop_train_curves(ComparisonResults& results) {
+  for (ComparedRun& run : results.runs) run.train_curve.clear();
 }
 
 int finish_seeded_study(const std::string& out, const std::string& doc, const std::string& report,
-                        const json& results) {
+                        const ComparisonResults& results, const json& written) {
   write_text_file(out + "/report.md", report);
-  write_doc_copy(doc, report, results);
+  write_doc_copy(doc, report, written);
   std::printf("%s", report.c_str());
-  for (const json& run : results["runs"])
-    if (run["exit_code"] != 0 && run["exit_code"] != 1) return 1;  // a run that failed is not a result
+  for (const ComparedRun& run : results.runs)
+    if (run.exit_code != 0 && run.exit_code != 1) return 1;  // a run that failed is not a result
   return 0;
 }
 

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "studies/compare/comparison.h"
 
 namespace nl {
@@ -22,10 +20,10 @@ struct SeededArm {
 // "<prefix><arm>-s<seed>": the run's label and folder.
 std::string seeded_label(const std::string& prefix, const std::string& arm, int64_t seed);
 
-// The run of that label in results["runs"] (nullptr when there is none).
-const nlohmann::json* find_seeded_run(const nlohmann::json& results, const std::string& label);
+// The run of that label in results.runs (nullptr when there is none).
+const ComparedRun* find_seeded_run(const ComparisonResults& results, const std::string& label);
 
-// The arm's runs over results["seeds"] at `step` of its validation curve (0: its final
+// The arm's runs over results.seeds at `step` of its validation curve (0: its final
 // validation loss), each against the reference's run of the same seed. A seed whose run
 // did not train (diverged, failed, or stuck near the unigram loss: status_against_ln,
 // studies/report/verdicts.h) is counted in did_not_train and left out of val and gap.
@@ -35,7 +33,7 @@ struct ArmSeeds {
   std::vector<int64_t> trained_seeds;
   int did_not_train = 0;
 };
-ArmSeeds arm_seeds(const nlohmann::json& results, const std::string& prefix, const std::string& arm,
+ArmSeeds arm_seeds(const SeededResults& results, const std::string& prefix, const std::string& arm,
                    const std::string& reference, int64_t step = 0);
 
 // "mean (smallest-largest)" of a sample over seeds (range_text), "-" for none.
@@ -63,18 +61,18 @@ void print_seeded_plan(const std::string& study, const std::vector<std::string>&
 // What every seeded study's results.json holds beside the comparison's header and runs:
 // the command line, the seeds, the unigram loss of the training text (`data_dir`, its
 // first `train_bytes`; missing data stops the study here, before any run).
-nlohmann::json seeded_study_fields(const std::string& program, const std::vector<std::string>& args,
-                                   const std::vector<int64_t>& seeds, const std::string& data_dir,
-                                   int64_t train_bytes);
+void put_seeded_study_fields(SeededResults& results, const std::string& program, const std::vector<std::string>& args,
+                             const std::vector<int64_t>& seeds, const std::string& data_dir, int64_t train_bytes);
 
 // The results a seeded study keeps (OUT/results.json, and the --doc copy beside the
 // report): every run's validation curve, but not its training loss at every step, which
 // stays in its log.csv (a 5000-step run's would make the committed file megabytes).
-void drop_train_curves(nlohmann::json& results, const std::string& out);
+void drop_train_curves(ComparisonResults& results);
 
-// Writes OUT/report.md and the --doc copy (with the results beside it) and prints the
-// report; returns 1 when a run failed (an exit other than 0 or a NaN/inf stop), else 0.
+// Writes OUT/report.md and the --doc copy (with `written`, the results, beside it) and
+// prints the report; returns 1 when a run failed (an exit other than 0 or a NaN/inf
+// stop), else 0.
 int finish_seeded_study(const std::string& out, const std::string& doc, const std::string& report,
-                        const nlohmann::json& results);
+                        const ComparisonResults& results, const nlohmann::json& written);
 
 }  // namespace nl

@@ -18,6 +18,7 @@
 #include "train/data/text_data.h"
 #include "train/gpt/gpt_eval.h"
 #include "train/io/files.h"
+#include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
 
@@ -138,37 +139,37 @@ void print_price(const TunedPlan& plan, const TuneOptions& t, int jobs, size_t s
 
 // A cell as results.json keeps it: the run's numbers and its loss on the tuning split
 // (NaN, written null, unless it finished).
-json cell_summary(const GridCell& cell, const CellOutcome& oc, const GPTRunConfig& base, const std::string& tuning) {
-  const json& r = oc.result;
-  auto number = [&](const char* key) {
-    return r.is_object() && r.contains(key) && r[key].is_number() ? r[key] : json();
-  };
-  const bool diverged = oc.exit_code != 0 || !r.is_object() || r.value("diverged", true);
-  json tuning_loss = nullptr;
-  if (!diverged) {
+TunedCell cell_summary(const GridCell& cell, const CellOutcome& oc, const GPTRunConfig& base,
+                       const std::string& tuning) {
+  TunedCell c;
+  c.folder = cell.out_dir;
+  c.exit_code = oc.exit_code;
+  c.diverged = true;
+  if (!oc.result.is_null()) {
+    const ResultRecord r = result_record_of(oc.result, cell.out_dir + "/result.json");
+    c.diverged = oc.exit_code != 0 || r.diverged;
+    c.val_loss = r.figure(kValLoss);
+    c.train_loss = r.final_train_loss;
+  }
+  if (!c.diverged) {
     try {
-      tuning_loss = evaluate_gpt(base, cell.out_dir, tuning).loss;
+      c.tuning_loss = evaluate_gpt(base, cell.out_dir, tuning).loss;
     } catch (const Error& e) {
       std::fprintf(stderr, "tuned comparison: %s: the tuning split could not be evaluated: %s\n", cell.label.c_str(),
                    e.what());
     }
   }
-  return {{"folder", cell.out_dir}, {"exit_code", oc.exit_code}, {"diverged", diverged},
-          {"val_loss", number("val_loss")}, {"train_loss", number("final_train_loss")}, {"tuning_loss", tuning_loss}};
+  return c;
 }
 
-double number_of(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
-
-bool finished(const json& cell) {
-  return cell["exit_code"] == 0 && !cell["diverged"].get<bool>() && std::isfinite(number_of(cell["val_loss"]));
-}
+bool finished(const TunedCell& cell) { return cell.exit_code == 0 && !cell.diverged && std::isfinite(cell.val_loss); }
 
 std::string loss_text(double v) { return std::isfinite(v) ? fmt(v, "%.4f") : "-"; }
 
-std::string cell_status(const json& cell) {
-  if (cell["exit_code"] == 1 || (cell["exit_code"] == 0 && !finished(cell))) return "DIVERGED (NaN/inf)";
-  if (cell["exit_code"] != 0) return "FAILED (exit " + std::to_string(cell["exit_code"].get<int>()) + ")";
-  return std::isfinite(number_of(cell["tuning_loss"])) ? "finished" : "no tuning loss";
+std::string cell_status(const TunedCell& cell) {
+  if (cell.exit_code == 1 || (cell.exit_code == 0 && !finished(cell))) return "DIVERGED (NaN/inf)";
+  if (cell.exit_code != 0) return "FAILED (exit " + std::to_string(cell.exit_code) + ")";
+  return std::isfinite(cell.tuning_loss) ? "finished" : "no tuning loss";
 }
 
 std::string relative_text(double percent) {
@@ -176,16 +177,15 @@ std::string relative_text(double percent) {
   return std::fabs(percent) < 0.05 ? "0.0 %" : fmt(percent, "%+.1f %%");
 }
 
-void write_sweep(const std::string& path, const json& results, const std::vector<TunedRow>& rows) {
+void write_sweep(const std::string& path, const TunedResults& results, const std::vector<TunedRow>& rows) {
   std::string text = "run,setting,flags,tuning_loss,val_loss,train_loss,exit_code,best\n";
   for (size_t i = 0; i < rows.size(); ++i) {
-    const json& trials = results["runs"][i]["trials"];
+    const std::vector<TunedTrial>& trials = results.runs[i].trials;
     for (size_t k = 0; k < trials.size(); ++k) {
-      const json& c = trials[k]["cell"];
-      text += rows[i].label + "," + trials[k]["setting"].get<std::string>() + "," +
-              trials[k]["flags"].get<std::string>() + "," + fmt(number_of(c["tuning_loss"]), "%.9g") + "," +
-              fmt(number_of(c["val_loss"]), "%.9g") + "," + fmt(number_of(c["train_loss"]), "%.9g") + "," +
-              std::to_string(c["exit_code"].get<int>()) + "," + ((int)k == rows[i].best ? "1" : "0") + "\n";
+      const TunedCell& c = trials[k].cell;
+      text += rows[i].label + "," + trials[k].setting + "," + trials[k].flags + "," + fmt(c.tuning_loss, "%.9g") +
+              "," + fmt(c.val_loss, "%.9g") + "," + fmt(c.train_loss, "%.9g") + "," + std::to_string(c.exit_code) +
+              "," + ((int)k == rows[i].best ? "1" : "0") + "\n";
     }
   }
   write_text_file(path, text);
@@ -248,9 +248,9 @@ int run_tuned_comparison(const FlagParser& p, const ComparisonFlags& f, const GP
     for (const std::string& a : r.args)
       NL_CHECK(a.rfind("--train-bytes", 0) != 0, "--arms: ", r.label,
                " sets --train-bytes; with --tune give it to compare_norms (the tuning split is held out of it)");
-  json results;
+  TunedResults results;
   if (f.reuse) {
-    results = read_study_results(out, tuned_results_schema());
+    results = reuse_comparison_results<TunedResults>(out);
   } else {
     const auto start = StudyClock::now();
     const double load = load_average();
@@ -279,90 +279,53 @@ int run_tuned_comparison(const FlagParser& p, const ComparisonFlags& f, const GP
           return cell_summary(plan.cells[i], oc, base, tuning);
         },
         ", then each finished one on the tuning split");
-    results = comparison_header(p.values(), jobs, base.threads, load, seconds_since(start));
+    results.header = comparison_header(p.values(), jobs, base.threads, load, seconds_since(start));
     // statuses read against the text the cells trained on
-    results["unigram_loss"] =
-        unigram_loss(std::vector<uint8_t>(data.train.begin(), data.train.end() - t.tune_bytes));
-    results["command"] = study_command("build/release/compare_norms", args);
-    results["tuning"] = {{"axes", t.axes},
-                         {"dyt_axes", t.dyt_axes.empty() ? t.axes : t.dyt_axes},
-                         {"settings", settings},
-                         {"tune_bytes", t.tune_bytes},
-                         {"train_bytes", plan.train_bytes}};
-    results["runs"] = json::array();
+    results.unigram_loss = unigram_loss(std::vector<uint8_t>(data.train.begin(), data.train.end() - t.tune_bytes));
+    results.command = study_command("build/release/compare_norms", args);
+    results.tuning = {t.axes, t.dyt_axes.empty() ? t.axes : t.dyt_axes, (int64_t)settings, t.tune_bytes,
+                      plan.train_bytes};
     for (const PlannedRun& r : plan.runs) {
       const std::string spec = spec_text(r.spec);
-      json run = {{"label", r.spec.label}, {"flags", spec.substr(spec.find('=') + 1)},
-                  {"norm", r.norm},         {"block", r.block},
-                  {"recipe", r.recipe},     {"shared", outcomes[(size_t)r.shared].summary},
-                  {"trials", json::array()}};
+      TunedRun run{r.spec.label, spec.substr(spec.find('=') + 1), r.norm, r.block, r.recipe,
+                   outcomes[(size_t)r.shared].summary.get<TunedCell>(), {}};
       for (size_t k = 0; k < r.settings.size(); ++k)
-        run["trials"].push_back({{"setting", r.settings[k].label},
-                                 {"flags", join(r.settings[k].args)},
-                                 {"is_shared", r.cell_of[k] == r.shared},
-                                 {"cell", outcomes[(size_t)r.cell_of[k]].summary}});
-      results["runs"].push_back(run);
+        run.trials.push_back({r.settings[k].label, join(r.settings[k].args), r.cell_of[k] == r.shared,
+                              outcomes[(size_t)r.cell_of[k]].summary.get<TunedCell>()});
+      results.runs.push_back(run);
     }
-    write_text_file(out + "/results.json", results.dump(1) + "\n");
+    results = write_comparison_results(out, results);
   }
   const std::vector<TunedRow> rows = tuned_rows(results);
   write_sweep(out + "/sweep.csv", results, rows);
   const std::string report = render_tuned_report(results);
   write_text_file(out + "/report.md", report);
   write_doc_copy(t.doc, report, results);
-  print_tuned_table(rows, results["tuning"]["settings"].get<size_t>());
-  for (const json& run : results["runs"])
-    if (run["shared"]["exit_code"] != 0 && run["shared"]["exit_code"] != 1) return 1;  // a refused or killed run
+  print_tuned_table(rows, (size_t)results.tuning.settings);
+  for (const TunedRun& run : results.runs)
+    if (run.shared.exit_code != 0 && run.shared.exit_code != 1) return 1;  // a refused or killed run
   return 0;
 }
 
-ResultSchema tuned_results_schema() {
-  ResultSchema s = {{"recipe", kObject},         {"date", kString},
-                    {"jobs", kInteger},          {"threads", kInteger},
-                    {"cores", kInteger},         {"load", kNumber | kNull},
-                    {"seconds", kNumber},        {"unigram_loss", kNumber},
-                    {"command", kString},        {"tuning", kObject},
-                    {"tuning.axes", kString},    {"tuning.dyt_axes", kString},
-                    {"tuning.settings", kInteger}, {"tuning.tune_bytes", kInteger},
-                    {"tuning.train_bytes", kInteger}, {"runs", kArray},
-                    {"runs[]", kObject},         {"runs[].label", kString},
-                    {"runs[].flags", kString},   {"runs[].norm", kString},
-                    {"runs[].block", kString},   {"runs[].recipe", kString},
-                    {"runs[].trials", kArray},   {"runs[].trials[]", kObject},
-                    {"runs[].trials[].setting", kString}, {"runs[].trials[].flags", kString},
-                    {"runs[].trials[].is_shared", kBool}};
-  for (const std::string cell : {"runs[].shared", "runs[].trials[].cell"}) {
-    s.insert(s.end(), {{cell, kObject},
-                       {cell + ".folder", kString},
-                       {cell + ".exit_code", kInteger},
-                       {cell + ".diverged", kBool},
-                       {cell + ".val_loss", kNumber | kNull},
-                       {cell + ".train_loss", kNumber | kNull},
-                       {cell + ".tuning_loss", kNumber | kNull}});
-  }
-  return s;
-}
-
-std::vector<TunedRow> tuned_rows(const json& results) {
+std::vector<TunedRow> tuned_rows(const TunedResults& results) {
   std::vector<TunedRow> rows;
   std::vector<RunKind> kinds;
-  for (const json& run : results["runs"]) {
+  for (const TunedRun& run : results.runs) {
     TunedRow row;
-    row.label = run["label"];
-    row.flags = run["flags"];
-    row.norm = run["norm"];
-    row.block = run["block"];
-    row.recipe = run["recipe"].get<std::string>().empty() ? "-" : run["recipe"].get<std::string>();
-    row.settings = run["trials"].size();
-    row.shared_val = finished(run["shared"]) ? number_of(run["shared"]["val_loss"]) : NAN;
+    row.label = run.label;
+    row.flags = run.flags;
+    row.norm = run.norm;
+    row.block = run.block;
+    row.recipe = run.recipe.empty() ? "-" : run.recipe;
+    row.settings = run.trials.size();
+    row.shared_val = finished(run.shared) ? run.shared.val_loss : NAN;
     std::vector<TuneTrial> trials;
-    for (const json& t : run["trials"])
-      trials.push_back({finished(t["cell"]), number_of(t["cell"]["tuning_loss"]), number_of(t["cell"]["val_loss"])});
+    for (const TunedTrial& t : run.trials) trials.push_back({finished(t.cell), t.cell.tuning_loss, t.cell.val_loss});
     row.best = select_tuned(trials);
     if (row.best >= 0) {
-      const json& b = run["trials"][(size_t)row.best];
-      row.best_setting = b["setting"];
-      row.best_flags = b["flags"];
+      const TunedTrial& b = run.trials[(size_t)row.best];
+      row.best_setting = b.setting;
+      row.best_flags = b.flags;
       row.best_val = trials[(size_t)row.best].reported_val_loss;
       row.best_tuning = trials[(size_t)row.best].tuning_loss;
     } else {
@@ -372,7 +335,7 @@ std::vector<TunedRow> tuned_rows(const json& results) {
     rows.push_back(row);
   }
   const std::vector<int> baselines = ln_baselines(kinds);
-  const double unigram = results["unigram_loss"];
+  const double unigram = results.unigram_loss;
   for (size_t i = 0; i < rows.size(); ++i) {
     TunedRow& row = rows[i];
     const TunedRow* ln = baselines[i] < 0 ? nullptr : &rows[(size_t)baselines[i]];
@@ -386,13 +349,12 @@ std::vector<TunedRow> tuned_rows(const json& results) {
   return rows;
 }
 
-std::string render_tuned_report(const json& results) {
-  json view = comparison_view(results);
-  view["command"] = results["command"];
-  for (const char* key : {"axes", "dyt_axes", "settings", "tune_bytes", "train_bytes"})
-    view[key] = results["tuning"][key];
-  view["dyt_differs"] = results["tuning"]["axes"] != results["tuning"]["dyt_axes"];
-  view["unigram"] = fmt(results["unigram_loss"].get<double>(), "%.4f");
+std::string render_tuned_report(const TunedResults& results) {
+  json view = comparison_view(results.header);
+  view["command"] = results.command;
+  view.update(json(results.tuning));
+  view["dyt_differs"] = results.tuning.axes != results.tuning.dyt_axes;
+  view["unigram"] = fmt(results.unigram_loss, "%.4f");
   view["rows"] = json::array();
   view["sweep"] = json::array();
   const std::vector<TunedRow> rows = tuned_rows(results);
@@ -412,15 +374,15 @@ std::string render_tuned_report(const json& results) {
                             {"vs_ln", relative_text(r.best_vs_ln)},
                             {"ln_label", r.ln_label.empty() ? "-" : r.ln_label},
                             {"best_status", r.best_status}});
-    const json& trials = results["runs"][i]["trials"];
+    const std::vector<TunedTrial>& trials = results.runs[i].trials;
     for (size_t k = 0; k < trials.size(); ++k) {
-      const json& c = trials[k]["cell"];
+      const TunedCell& c = trials[k].cell;
       view["sweep"].push_back({{"label", r.label},
-                               {"setting", trials[k]["setting"]},
-                               {"flags", trials[k]["flags"]},
-                               {"shared", trials[k]["is_shared"].get<bool>() ? " (= shared)" : ""},
-                               {"tuning", loss_text(number_of(c["tuning_loss"]))},
-                               {"val", loss_text(number_of(c["val_loss"]))},
+                               {"setting", trials[k].setting},
+                               {"flags", trials[k].flags},
+                               {"shared", trials[k].is_shared ? " (= shared)" : ""},
+                               {"tuning", loss_text(c.tuning_loss)},
+                               {"val", loss_text(c.val_loss)},
                                {"status", cell_status(c)},
                                {"chosen", (int)k == r.best ? "**best**" : ""}});
     }

@@ -14,8 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "studies/compare/comparison.h"
 #include "train/gpt/gpt_run_config.h"
 
@@ -53,12 +51,9 @@ struct TunedRow {
   std::string ln_label;             // its ln run ("" without one)
   double best_vs_ln = 0;            // percent above its ln's best (NaN without)
 };
-std::vector<TunedRow> tuned_rows(const nlohmann::json& results);
-
-// The fields of the tuned results.json that --reuse and the demo's notes read.
-ResultSchema tuned_results_schema();
+std::vector<TunedRow> tuned_rows(const TunedResults& results);
 
 // The report for a tuned results.json (exposed for the tests).
-std::string render_tuned_report(const nlohmann::json& results);
+std::string render_tuned_report(const TunedResults& results);
 
 }  // namespace nl

@@ -144,7 +144,7 @@ void from_json(const json& j, DepthResults& d) {
 }
 
 DepthResults read_depth_results(const std::string& out) {
-  const json doc = read_study_results(out, {});
+  const json doc = read_study_results(out);
   return read_record<DepthResults>(doc, "--reuse", out + "/results.json");
 }
 

@@ -27,63 +27,57 @@ double number_of(const json& v) {
 }
 
 // The run's configuration without the norm: what must match for a run to be another's twin.
-json without_norm(const json& run) {
-  json c = run.value("config", json::object());
+json without_norm(const ComparedRun& run) {
+  json c = run.config;
   c.erase("norm");
   c.erase("final_norm");  // "" (the blocks' norm) in both runs of a pair
   return c;
 }
 
+// The run's norm, as its config names it ("" for none).
+std::string norm_of(const ComparedRun& run) { return run.config.value("norm", ""); }
+
 // The kind a run's norm folds into (NormKind::folds_into: ln -> cbwc), "" for none or for
 // a name no registered kind has.
-std::string folds_into(const json& run) {
-  const NormKind* kind = find_norm_kind(run.value("config", json::object()).value("norm", ""));
+std::string folds_into(const ComparedRun& run) {
+  const NormKind* kind = find_norm_kind(norm_of(run));
   return kind ? kind->folds_into : "";
-}
-
-bool trained(const json& run) {
-  const json res = run.value("result", json::object());
-  return run.value("exit_code", -1) == 0 && res.is_object() && !res.value("diverged", true);
 }
 
 }  // namespace
 
-json cbwc_training_claims(const json& comparison) {
+json cbwc_training_claims(const ComparisonResults& comparison) {
   json rows = json::array();
-  const json runs = comparison.value("runs", json::array());
   // each run of a fold's target kind (cbwc) against its twin of the kind that folds into it (ln)
-  for (const json& cbwc : runs) {
-    const std::string target = cbwc.value("config", json::object()).value("norm", "");
-    for (const json& ln : runs) {
+  for (const ComparedRun& cbwc : comparison.runs) {
+    const std::string target = norm_of(cbwc);
+    for (const ComparedRun& ln : comparison.runs) {
       if (target.empty() || folds_into(ln) != target || without_norm(ln) != without_norm(cbwc)) continue;
-      const std::string claim = "CBWC + RMSNorm trains exactly like LayerNorm from the same start (" +
-                                cbwc.value("label", "cbwc") + " against " + ln.value("label", "ln") + ")";
+      const std::string claim = "CBWC + RMSNorm trains exactly like LayerNorm from the same start (" + cbwc.label +
+                                " against " + ln.label + ")";
       const std::string paper = "the same outputs and gradients: one trajectory up to float rounding";
       // the pair's recipe, as the table's recipe column says it
-      const std::string recipe = ln.value("config", json::object()).value("recipe", "");
+      const std::string recipe = ln.config.value("recipe", "");
       auto add = [&](json row) {
         row["recipe"] = recipe.empty() ? "the demo's" : "`--recipe " + recipe + "`";
         rows.push_back(row);
       };
-      if (!trained(cbwc) || !trained(ln)) {
+      if (!cbwc.finished() || !ln.finished()) {
         add(claim_row(claim, paper, "-", "untestable here", "", "a run of the pair failed or diverged"));
         continue;
       }
       // every logged validation loss, step by step
-      const json a = cbwc.value("curve", json::array()), b = ln.value("curve", json::array());
       double largest = 0;
       size_t compared = 0;
-      for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        if (a[i].size() < 2 || b[i].size() < 2 || a[i][0] != b[i][0]) continue;
-        const double d = std::fabs(number_of(a[i][1]) - number_of(b[i][1]));
+      for (size_t i = 0; i < cbwc.curve.size() && i < ln.curve.size(); ++i) {
+        if (cbwc.curve[i].first != ln.curve[i].first) continue;
+        const double d = std::fabs(number_of(cbwc.curve[i].second) - number_of(ln.curve[i].second));
         largest = std::isnan(d) ? NAN : std::max(largest, d);
         ++compared;
       }
-      const double end_a = number_of(cbwc.value("result", json::object()).value(kValLoss, json())),
-                   end_b = number_of(ln.value("result", json::object()).value(kValLoss, json()));
       const std::string here = "largest difference of " + std::to_string(compared) + " validation losses " +
-                               fmt(largest, "%.2g") + " nats (end " + fmt(end_a, "%.6f") + " against " +
-                               fmt(end_b, "%.6f") + ")";
+                               fmt(largest, "%.2g") + " nats (end " + fmt(cbwc.figure(kValLoss), "%.6f") +
+                               " against " + fmt(ln.figure(kValLoss), "%.6f") + ")";
       if (compared == 0)
         add(claim_row(claim, paper, here, "untestable here", "", "the two runs logged no common step"));
       else

@@ -11,6 +11,8 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "studies/compare/comparison_records.h"
+
 namespace nl {
 
 // Two runs "train alike" when every validation loss they logged differs by at most this
@@ -21,7 +23,7 @@ constexpr double kSameTrajectoryNats = 1e-4;
 constexpr double kSameLogits = 1e-4;
 
 // One row per (cbwc run, its ln twin) of a comparison's results; none when it has no such pair.
-nlohmann::json cbwc_training_claims(const nlohmann::json& comparison);
+nlohmann::json cbwc_training_claims(const ComparisonResults& comparison);
 
 // The fold's rows from fold_ln's fold_check.json: the predictions, and the speed claim
 // (untestable here: benchmarks measure it).

@@ -163,7 +163,7 @@ RegimeResults regime_results_of(const json& doc, const std::string& flag, const 
 }
 
 RegimeResults read_regime_results(const std::string& path, const std::string& flag, const std::string& missing_hint) {
-  return regime_results_of(read_results_file(path, flag, {}, missing_hint), flag, path);
+  return regime_results_of(read_results_file(path, flag, missing_hint), flag, path);
 }
 
 }  // namespace nl

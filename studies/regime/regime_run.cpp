@@ -152,7 +152,7 @@ std::optional<RegimeResults> run_regime(const RegimeFlags& f, const RegimeGrid& 
 
 RegimeResults reuse_regime(const RegimeFlags& f) {
   const std::string out = f.base.out_dir;
-  RegimeResults results = regime_results_of(read_study_results(out, {}), "--reuse", out + "/results.json");
+  RegimeResults results = regime_results_of(read_study_results(out), "--reuse", out + "/results.json");
   // results written before the unigram loss was recorded: the same validation split's
   if (!results.unigram_loss) results.unigram_loss = unigram_loss(load_fortunes(f.base.data_dir).val);
   return results;

@@ -119,8 +119,7 @@ void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script,
   p.text("--plot-script", plot_script, "gnuplot script for " + plots + " (empty: none)", FlagRole::Control);
 }
 
-nlohmann::json read_results_file(const std::string& path, const std::string& flag, const ResultSchema& schema,
-                                 const std::string& missing_hint) {
+nlohmann::json read_results_file(const std::string& path, const std::string& flag, const std::string& missing_hint) {
   NL_CHECK(std::filesystem::exists(path), flag, ": no file ", path, missing_hint);
   nlohmann::json doc;
   try {
@@ -128,12 +127,11 @@ nlohmann::json read_results_file(const std::string& path, const std::string& fla
   } catch (const nlohmann::json::exception& e) {
     fail(flag, ": ", path, " is not valid JSON (", e.what(), ")");
   }
-  check_results_schema(doc, schema, flag, path);
   return doc;
 }
 
-nlohmann::json read_study_results(const std::string& out, const ResultSchema& schema) {
-  return read_results_file(out + "/results.json", "--reuse", schema, " (run the study first, without --reuse)");
+nlohmann::json read_study_results(const std::string& out) {
+  return read_results_file(out + "/results.json", "--reuse", " (run the study first, without --reuse)");
 }
 
 std::string study_command(const std::string& program, const std::vector<std::string>& args) {
@@ -179,8 +177,7 @@ void from_json(const nlohmann::json& j, StudyHeader& h) {
   read_field(j, "threads", h.threads);
   read_field(j, "cores", h.cores);
   read_field(j, "loads", h.loads);
-  read_field(j, "recipe", h.recipe);
-  if (!h.recipe.is_object()) throw FieldError("recipe", "is " + json_kind_name(h.recipe) + ", not an object");
+  read_object_field(j, "recipe", h.recipe);
 }
 
 std::vector<std::string> study_own_keys(const FlagParser& study, const FlagParser& runs,

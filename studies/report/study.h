@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "studies/report/results_schema.h"
 #include "train/flags/flag_parser.h"  // split_list
 
 namespace nl {
@@ -97,13 +96,13 @@ void add_seeds_flag(FlagParser& p, std::vector<int64_t>& seeds, const std::strin
 // script for `plots`; empty: none).
 void add_report_flags(FlagParser& p, std::string& doc, std::string& plot_script, const std::string& plots);
 
-// OUT/results.json for --reuse (throws, naming the file, when it is missing, not JSON, or
-// lacks a field of `schema` or holds it with another type).
-nlohmann::json read_study_results(const std::string& out, const ResultSchema& schema);
-// A results file named by `flag` (--reuse, --cells-from): missing, not JSON, or not of
-// `schema` is an error naming the flag, the file and the field (missing_hint is appended
-// to the first).
-nlohmann::json read_results_file(const std::string& path, const std::string& flag, const ResultSchema& schema,
+// OUT/results.json for --reuse (throws, naming the file, when it is missing or not JSON;
+// the study's record, read by read_record, names a field it lacks).
+nlohmann::json read_study_results(const std::string& out);
+// A results file named by `flag` (--reuse, --cells-from): missing or not JSON is an error
+// naming the flag and the file (missing_hint is appended to the first). Its fields are
+// its study's record's to check (read_record, train/io/json_fields.h).
+nlohmann::json read_results_file(const std::string& path, const std::string& flag,
                                  const std::string& missing_hint = "");
 
 // The command line a study's report quotes: `program` and its arguments but --reuse.

@@ -60,7 +60,8 @@ json claims_of(const json& results) {
   } else if (kind == "depth") {
     rows = depth_claims(results), paper = kPapers[1], recipe = "the depth study's (GPT-2 block)";
   } else if (kind == "comparison") {
-    rows = cbwc_training_claims(results), paper = kPapers[2];  // each row names its pair's recipe
+    // each row names its pair's recipe
+    rows = cbwc_training_claims(results.get<ComparisonResults>()), paper = kPapers[2];
   } else if (kind == "fold") {
     rows = fold_claims(results), paper = kPapers[2], recipe = "a trained demo checkpoint";
   } else {
@@ -172,7 +173,9 @@ int what_reproduces_main(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       fail("--pages: ", js.string(), ": ", e.what());
     }
-    if (kind == "regime") regime_results_of(results, "--pages", js.string());  // its fields, named on failure
+    // its fields, named on failure
+    if (kind == "regime") regime_results_of(results, "--pages", js.string());
+    if (kind == "comparison") comparison_results_of<ComparisonResults>(results, "--pages", js.string());
     // depth_claims checks its own schema; the claims_of call below names the file on failure
     try {
       NL_CHECK(!claims_of(results).empty(), "it holds no claim what_reproduces knows (a ", kind,

@@ -64,8 +64,8 @@ namespace {
 
 json run(const std::string& label, const std::string& block, const std::string& norm, const std::string& recipe,
          double val, int exit_code = 0, bool diverged = false) {
-  json result = {{"final_train_loss", val + 0.1}, {"val_loss", val},     {"tok_per_s", 1000.0},
-                 {"rms_0", 2.0},                  {"rms_2", 6.0},        {"diverged", diverged}};
+  json result = {{"final_train_loss", val + 0.1}, {"val_loss", val}, {"tok_per_s", 1000.0}, {"rms_0", 2.0},
+                 {"rms_2", 6.0}, {"diverged", diverged}, {"steps", 10}, {"seconds", 1.0}};
   return {{"label", label},
           {"flags", "--norm " + norm},
           {"config", {{"block", block}, {"norm", norm}, {"recipe", recipe}, {"layers", 2}}},
@@ -75,7 +75,7 @@ json run(const std::string& label, const std::string& block, const std::string& 
           {"train_curve", json::array({json::array({10, std::to_string(val + 0.1)})})}};
 }
 
-json results_of(const json& runs) {
+json results_json(const json& runs) {
   return {{"date", "2026-12-02"}, {"jobs", 2},
           {"threads", 1},         {"cores", 2},
           {"load", 0.5},          {"seconds", 90.0},
@@ -83,6 +83,10 @@ json results_of(const json& runs) {
           {"recipe", {{"layers", 2}, {"dim", 16}, {"heads", 2}, {"seq", 8}, {"batch", 2}, {"steps", 10}, {"lr", 0.001},
                       {"warmup", 1}, {"min_lr", 0.0001}, {"wd", 0.1}, {"clip", 1.0}, {"seed", 1}, {"eval_batches", 1}}},
           {"runs", runs}};
+}
+
+DemoResults results_of(const json& runs) {
+  return comparison_results_of<DemoResults>(results_json(runs), "", "hand-made");
 }
 
 const DemoRow& row_of(const std::vector<DemoRow>& rows, const std::string& label) {
@@ -98,7 +102,7 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
           "against ln and the unigram loss",
           "[compare]") {
   // ln on pre at 2.4, ln on llama at 2.6; the unigram loss 3.3
-  const json results = results_of(json::array({
+  const json runs = json::array({
       run("ln", "pre", "ln", "", 2.4),
       run("rms", "pre", "rms", "", 2.412),             // 0.5 % above: ok
       run("bhyt", "pre", "bhyt", "", 2.64),            // 10 % above ln on pre
@@ -111,7 +115,8 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
       run("refused", "pre", "rms", "", NAN, 2),
       run("alone", "peri", "rms", "", 2.5),            // no ln on peri
       run("ln-verma", "pre", "ln", "dyt-verma", 2.5),  // dyt-verma's own ln, after dyt-verma in the list
-  }));
+  });
+  const DemoResults results = results_of(runs);
   const std::vector<DemoRow> rows = demo_rows(results);
   REQUIRE(rows.size() == 12);
   CHECK(row_of(rows, "ln").vs_ln == Approx(0.0));
@@ -151,9 +156,9 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
   CHECK(md.find("{{") == std::string::npos);
   CHECK(md.find("folds into") == std::string::npos);  // no cbwc run
   // ln and cbwc on the same block and recipe: the fold paragraph
-  json with_cbwc = results;
-  with_cbwc["runs"].push_back(run("cbwc", "pre", "cbwc", "", 2.4000001));
-  CHECK_THAT(render_demo_report(with_cbwc),
+  json with_cbwc = runs;
+  with_cbwc.push_back(run("cbwc", "pre", "cbwc", "", 2.4000001));
+  CHECK_THAT(render_demo_report(results_of(with_cbwc)),
              Contains("**cbwc against ln**") && Contains("6 decimals (2.400000 and 2.400000)"));
 }
 

@@ -132,39 +132,45 @@ json comparison_run(const std::string& label, const std::string& norm, double lr
   json c = json::array();
   for (size_t i = 0; i < curve.size(); ++i) c.push_back({(int64_t)(100 * (i + 1)), std::to_string(curve[i])});
   return {{"label", label},
+          {"flags", "--norm " + norm},
           {"exit_code", exit_code},
           {"config", {{"norm", norm}, {"lr", lr}, {"final_norm", ""}}},
           {"curve", c},
-          {"result", {{"diverged", exit_code != 0}, {"val_loss", curve.back()}}}};
+          {"train_curve", json::array()},
+          {"result",
+           {{"diverged", exit_code != 0}, {"val_loss", curve.back()}, {"steps", 300}, {"final_train_loss", 2.5},
+            {"seconds", 1.0}}}};
 }
+
+// A comparison's results.json (its header, and the runs)
+json comparison_of(const json& runs) {
+  return {{"date", "2026-12-05"}, {"jobs", 2},       {"threads", 1},          {"cores", 2},
+          {"load", 1.0},          {"seconds", 60.0}, {"recipe", json::object()}, {"runs", runs}};
+}
+
+json claims_of_runs(const json& runs) { return cbwc_training_claims(comparison_of(runs).get<ComparisonResults>()); }
 
 }  // namespace
 
 TEST_CASE("cbwc_training_claims: cbwc against its ln twin, the same trajectory or not", "[reproduces]") {
-  const json same = {{"runs",
-                      {comparison_run("ln", "ln", 1e-3, {2.7, 2.5, 2.4}), comparison_run("rms", "rms", 1e-3, {2.7}),
-                       comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.50001, 2.4})}}};
-  json rows = cbwc_training_claims(same);
+  json rows = claims_of_runs({comparison_run("ln", "ln", 1e-3, {2.7, 2.5, 2.4}),
+                              comparison_run("rms", "rms", 1e-3, {2.7}),
+                              comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.50001, 2.4})});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0]["status"] == "reproduced");
   CHECK_THAT(rows[0]["here"].get<std::string>(), Contains("of 3 validation losses"));
   // a difference of 1e-3 nats at one evaluation is another trajectory
-  const json apart = {{"runs",
-                       {comparison_run("ln", "ln", 1e-3, {2.7, 2.5, 2.4}),
-                        comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.501, 2.4})}}};
-  rows = cbwc_training_claims(apart);
+  rows = claims_of_runs(
+      {comparison_run("ln", "ln", 1e-3, {2.7, 2.5, 2.4}), comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.501, 2.4})});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0]["status"] == "not reproduced");
   // a failed run decides nothing
-  const json failed = {{"runs",
-                        {comparison_run("ln", "ln", 1e-3, {2.7, 2.5, 2.4}),
-                         comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.5, 2.4}, 2)}}};
-  CHECK(cbwc_training_claims(failed)[0]["status"] == "untestable here");
+  CHECK(claims_of_runs({comparison_run("ln", "ln", 1e-3, {2.7, 2.5, 2.4}),
+                        comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.5, 2.4}, 2)})[0]["status"] == "untestable here");
   // an ln run at another lr is not cbwc's twin: no row
-  const json other = {{"runs",
-                       {comparison_run("ln", "ln", 3e-3, {2.7, 2.5, 2.4}),
-                        comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.5, 2.4})}}};
-  CHECK(cbwc_training_claims(other).empty());
+  CHECK(claims_of_runs(
+            {comparison_run("ln", "ln", 3e-3, {2.7, 2.5, 2.4}), comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.5, 2.4})})
+            .empty());
 }
 
 TEST_CASE("fold_claims: identical predictions within the threshold, and the speed left to benchmarks",
@@ -203,7 +209,7 @@ TEST_CASE("what_reproduces: which study wrote a results file, and a section per 
   // counts per recipe within a section: BHyT 3 reproduced and the untestable speed
   CHECK_THAT(page, Contains("| the depth study's (GPT-2 block) | 3 | 0 | 0 | 1 |"));
   // a "|" inside a cell (here a run's label) is escaped so that the row keeps its columns
-  const json piped = {
-      {"runs", {comparison_run("ln|a", "ln", 1e-3, {2.7, 2.5}), comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.5})}}};
+  const json piped =
+      comparison_of({comparison_run("ln|a", "ln", 1e-3, {2.7, 2.5}), comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.5})});
   CHECK_THAT(reproduces_rows({{piped, "f.md"}})[0]["claim"].get<std::string>(), Contains("against ln\\|a)"));
 }

@@ -1,8 +1,9 @@
 // Tests of reading a study's results file back (--reuse, regime_study --cells-from):
 // a field missing or of another type is refused with one line naming the flag, the
-// file and the field, exit 2, never an abort (studies/report/results_schema.h). Each
-// program reads a file it wrote, or a committed one, with every top-level field and
-// every field of the first run removed, and then given another type, in turn.
+// file and the field, exit 2, never an abort (each study's typed record, read by
+// read_record: train/io/json_fields.h). Each program reads a file it wrote, or a
+// committed one, with every top-level field and every field of the first run removed,
+// and then given another type, in turn.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -14,7 +15,6 @@
 
 #include "studies/regime/regime_records.h"
 #include "studies/regime/regime_study.h"
-#include "studies/report/results_schema.h"
 #include "studies/report/study.h"
 #include "train/io/files.h"
 #include "tests/needs.h"
@@ -87,31 +87,6 @@ const std::string kDepth = ::nl::test::build_dir() + "/depth_study";
 const std::string kCommitted = "docs/results/regime_diff100k.json";  // a committed regime study's results
 
 }  // namespace
-
-TEST_CASE("results schema: a missing field, another type, a field of one kind of object only", "[results]") {
-  const ResultSchema schema = {{"runs", kArray},
-                               {"runs[]", kObject},
-                               {"runs[].val_end", kNumber | kNull},
-                               {"runs[].curve", kArray, true},
-                               {"runs[].curve[][0]", kInteger},
-                               {"runs[].llama", kBool, true},
-                               {"runs[].sat", kNumber, false, "model=gpt"}};
-  auto check = [&](const std::string& text) { check_results_schema(json::parse(text), schema, "--reuse", "F"); };
-  CHECK_NOTHROW(check(R"({"runs": [{"val_end": 1.5, "curve": [[1, 2]], "model": "vit"}, {"val_end": null}]})"));
-  CHECK_THROWS_WITH(check("{}"), "--reuse: F: runs is missing");
-  CHECK_THROWS_WITH(check("[1]"), Contains("--reuse: F:") && Contains("an array, not an object"));
-  CHECK_THROWS_WITH(check(R"({"runs": {}})"), "--reuse: F: runs is an object, not an array");
-  CHECK_THROWS_WITH(check(R"({"runs": [{"val_end": 1}, {}]})"), "--reuse: F: runs[1].val_end is missing");
-  CHECK_THROWS_WITH(check(R"({"runs": [{"val_end": "2.4"}]})"),
-                    "--reuse: F: runs[0].val_end is a string, not a number or null");
-  CHECK_THROWS_WITH(check(R"({"runs": [{"val_end": 1, "curve": [[1.5, 2]]}]})"),
-                    "--reuse: F: runs[0].curve[0][0] is a number, not an integer");
-  CHECK_THROWS_WITH(check(R"({"runs": [{"val_end": 1, "curve": [[]]}]})"),
-                    "--reuse: F: runs[0].curve[0][0] is missing");
-  CHECK_THROWS_WITH(check(R"({"runs": [{"val_end": 1, "llama": 0}]})"),
-                    "--reuse: F: runs[0].llama is an integer, not true or false");
-  CHECK_THROWS_WITH(check(R"({"runs": [{"val_end": 1, "model": "gpt"}]})"), "--reuse: F: runs[0].sat is missing");
-}
 
 TEST_CASE("regime records: every committed regime results file loads", "[results]") {
   int files = 0;

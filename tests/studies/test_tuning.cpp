@@ -98,7 +98,7 @@ json tuned_run(const std::string& label, const std::string& norm, const std::str
                                    {"cell", cell(b.first, b.second, b_exit)}}})}};
 }
 
-json tuned_results(const json& runs) {
+json tuned_json(const json& runs) {
   return {{"date", "2026-12-04"}, {"jobs", 2}, {"threads", 1}, {"cores", 2}, {"load", 0.5}, {"seconds", 600.0},
           {"unigram_loss", 3.3},  {"command", "build/release/compare_norms --tune 'lr=1e-3,3e-3'"},
           {"tuning", {{"axes", "lr=1e-3,3e-3"}, {"dyt_axes", "lr=1e-3,3e-3"}, {"settings", 2}, {"tune_bytes", 65536},
@@ -108,12 +108,16 @@ json tuned_results(const json& runs) {
           {"runs", runs}};
 }
 
+TunedResults tuned_results(const json& runs) {
+  return comparison_results_of<TunedResults>(tuned_json(runs), "", "hand-made");
+}
+
 }  // namespace
 
 TEST_CASE("tuned rows: each run at its best on the tuning split, against its ln at ln's best; the report shows "
           "the count and the sweep",
           "[tune]") {
-  const json results = tuned_results(json::array({
+  const TunedResults results = tuned_results(json::array({
       // ln: lr 3e-3 is best on the tuning split (2.30) though its reported val is the worse one
       tuned_run("ln", "ln", "", 2.40, {2.35, 2.40}, {2.30, 2.45}),
       // dyt: stuck at the shared settings; lr 3e-3 trains it, to 2.70 (against ln's best, 2.45)
@@ -146,27 +150,29 @@ TEST_CASE("tuned rows: each run at its best on the tuning split, against its ln 
 
 TEST_CASE("make demo's report: a row that is not ok says what tuning found, only when tuned results are given",
           "[tune]") {
-  json demo = {{"date", "2026-12-02"}, {"jobs", 2}, {"threads", 1}, {"cores", 2}, {"load", 0.5}, {"seconds", 90.0},
+  json demo_doc = {{"date", "2026-12-02"}, {"jobs", 2}, {"threads", 1}, {"cores", 2}, {"load", 0.5}, {"seconds", 90.0},
                {"unigram_loss", 3.3},
-               {"recipe", tuned_results(json::array())["recipe"]}, {"runs", json::array()}};
+               {"recipe", tuned_json(json::array())["recipe"]}, {"runs", json::array()}};
   for (const auto& [label, norm, val] : std::vector<std::tuple<std::string, std::string, double>>{
            {"ln", "ln", 2.4}, {"dyt", "dyt", 3.35}, {"bhyt", "bhyt", 2.6}, {"verma", "dyt", 3.36}}) {
     const json result = {{"final_train_loss", val}, {"val_loss", val}, {"tok_per_s", 1.0}, {"rms_0", 1.0},
-                         {"rms_2", 1.0}, {"diverged", false}};
-    demo["runs"].push_back({{"label", label}, {"flags", "--norm " + norm},
+                         {"rms_2", 1.0}, {"diverged", false}, {"steps", 10}, {"seconds", 1.0}};
+    demo_doc["runs"].push_back({{"label", label}, {"flags", "--norm " + norm},
                             {"config", {{"block", "pre"}, {"norm", norm}, {"recipe", ""}, {"layers", 2}}},
                             {"exit_code", 0}, {"result", result}, {"curve", json::array()},
                             {"train_curve", json::array()}});
   }
-  const json tuned = tuned_results(json::array({
+  json tuned_runs = json::array({
       tuned_run("ln", "ln", "", 2.40, {2.35, 2.40}, {2.30, 2.45}),
       tuned_run("dyt", "dyt", "", 3.35, {3.34, 3.35}, {2.69, 2.70}),
       tuned_run("bhyt", "bhyt", "", 2.60, {2.55, 2.60}, {2.56, 2.50}),  // the reported 2.50 is not the choice
-  }));
+  });
+  const TunedResults tuned = tuned_results(tuned_runs);
+  const DemoResults demo = comparison_results_of<DemoResults>(demo_doc, "", "hand-made");
   const std::string without = render_demo_report(demo);
   CHECK(without.find("What tuning found") == std::string::npos);
   CHECK(without.find("demo_tuned.md)") == std::string::npos);
-  const std::string md = render_demo_report(demo, tuned, "demo_tuned.md");
+  const std::string md = render_demo_report(demo, &tuned, "demo_tuned.md");
   CHECK_THAT(md, Contains("What tuning found") &&
                      Contains("- `dyt` (stuck near unigram loss): tuning trains it: its best of 2 settings on the "
                               "tuning split, `lr_3e-3` (`--lr 3e-3`) reaches 2.7000 on validation (3.3500 at the "
@@ -177,9 +183,9 @@ TEST_CASE("make demo's report: a row that is not ok says what tuning found, only
                      Contains("- `verma` (stuck near unigram loss): not among the runs of the tuned comparison"));
   CHECK(md.find("- `ln` (") == std::string::npos);  // an ok row says nothing
   // a tuned grid in which nothing trains the stuck run
-  json stuck = tuned;
-  stuck["runs"][1] = tuned_run("dyt", "dyt", "", 3.35, {3.34, 3.35}, {3.33, 3.36});
-  CHECK_THAT(render_demo_report(demo, stuck, "demo_tuned.md"),
+  tuned_runs[1] = tuned_run("dyt", "dyt", "", 3.35, {3.34, 3.35}, {3.33, 3.36});
+  const TunedResults stuck = tuned_results(tuned_runs);
+  CHECK_THAT(render_demo_report(demo, &stuck, "demo_tuned.md"),
              Contains("- `dyt` (stuck near unigram loss): none of the 2 settings of the tuned grid trains it: the "
                       "best on the tuning split, `lr_3e-3` (`--lr 3e-3`), reaches 3.3600"));
 }

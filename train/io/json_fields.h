@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,8 @@ template <class T>
 void read(const nlohmann::json& v, std::vector<T>& out);
 template <class T>
 void read(const nlohmann::json& v, std::map<std::string, T>& out);
+template <class A, class B>
+void read(const nlohmann::json& v, std::pair<A, B>& out);
 template <class T, class = decltype(from_json(std::declval<const nlohmann::json&>(), std::declval<T&>()))>
 void read(const nlohmann::json& v, T& out);
 
@@ -102,6 +105,22 @@ void read(const nlohmann::json& v, std::map<std::string, T>& out) {
       throw e.within(key);
     }
 }
+// A pair as nlohmann writes one: [first, second] ("curve[3][1] is missing").
+template <class A, class B>
+void read(const nlohmann::json& v, std::pair<A, B>& out) {
+  if (!v.is_array()) wrong_kind(v, "a [first, second] pair");
+  if (v.size() < 2) throw FieldError("[" + std::to_string(v.size()) + "]", "is missing");
+  try {
+    read(v[0], out.first);
+  } catch (const FieldError& e) {
+    throw e.within("[0]");
+  }
+  try {
+    read(v[1], out.second);
+  } catch (const FieldError& e) {
+    throw e.within("[1]");
+  }
+}
 // A record of its own (a from_json found by ADL), which checks the kind it expects.
 template <class T, class>
 void read(const nlohmann::json& v, T& out) {
@@ -123,6 +142,12 @@ void read_field(const nlohmann::json& j, const char* key, T& out) {
   } catch (const FieldError& e) {
     throw e.within(key);
   }
+}
+
+// j[key], which must be an object (a results file's recipe, a run's config), into out.
+inline void read_object_field(const nlohmann::json& j, const char* key, nlohmann::json& out) {
+  read_field(j, key, out);
+  if (!out.is_object()) throw FieldError(key, "is " + json_kind_name(out) + ", not an object");
 }
 
 // j[key] into out when j has it (out keeps its default otherwise); another kind throws.
