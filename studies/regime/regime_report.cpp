@@ -5,17 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <map>
 #include <set>
 
-#include "nn/norms/registry.h"
 #include "studies/instruments/screening.h"
 #include "studies/regime/regime_rows.h"
 #include "studies/regime/regime_study.h"
-#include "studies/report/claims.h"
 #include "studies/report/study.h"
 #include "studies/report/template.h"
 #include "studies/report/verdicts.h"
@@ -23,7 +17,6 @@
 #include "train/io/files.h"
 
 namespace nl {
-namespace fs = std::filesystem;
 
 namespace {
 
