@@ -1,12 +1,12 @@
 // The comparison studies' records: what compare_norms (the demo and --tune), compare_vit,
 // bhyt_gap and dyt_trains write into results.json and what reads it back (--reuse, the
-// demo's --tuned-results, bhyt_gap's). Their to_json / from_json (train/io/json_fields.h)
-// are the one place a key is spelled, so a renamed or missing field is an error naming
-// the flag, the file and the field (one line, exit 2), never a NaN that a report prints
-// as "-". A run's result.json is its own record, ResultRecord (train/loop/result_record.h);
-// the figures a study reads of it are checked when the file is read (require_figures).
-// tests/studies/test_comparison_records.cpp loads every committed file and re-renders its
-// page byte for byte.
+// demo's --tuned-results, bhyt_gap's). Each record's visit_fields (comparison_records.cpp,
+// train/io/json_fields.h) is the one place its keys are spelled, for both directions, so
+// a renamed or missing field is an error naming the flag, the file and the field (one
+// line, exit 2), never a NaN that a report prints as "-". A run's result.json is its own
+// record, ResultRecord (train/loop/result_record.h); the figures a study reads of it are
+// checked when the file is read (require_figures). tests/studies/test_comparison_records.cpp
+// loads every committed file and re-renders its page byte for byte.
 #pragma once
 #include <cmath>
 #include <cstdint>

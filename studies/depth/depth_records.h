@@ -1,9 +1,10 @@
-// The depth study's records, each written and read by one pair of functions: a cell's
-// summary (what the grid keeps of one finished run, the same JSON whether the cell
-// trained now or was kept from an earlier invocation) and OUT/results.json (the header
-// every study has, the grid's axes, every cell's summary, the speed section). Reading a
-// field that is missing or of another kind throws one line naming the file and the
-// field (train/io/json_fields.h), so a renamed key is an error, not a "-".
+// The depth study's records, each with its fields named once (its visit_fields in
+// depth_records.cpp, walked by its writer and its reader): a cell's summary (what the grid
+// keeps of one finished run, the same JSON whether the cell trained now or was kept from
+// an earlier invocation) and OUT/results.json (the header every study has, the grid's
+// axes, every cell's summary, the speed section). Reading a field that is missing or of
+// another kind throws one line naming the file and the field (train/io/json_fields.h),
+// so a renamed key is an error, not a "-".
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -29,6 +30,7 @@ struct DepthCellSummary {
 
   nlohmann::json to_json() const;
 };
+void to_json(nlohmann::json& j, const DepthCellSummary& s);
 void from_json(const nlohmann::json& j, DepthCellSummary& s);
 
 // One arm of the grid as results.json lists it: its label and its flags as one line.
@@ -52,7 +54,9 @@ struct DepthResults : StudyHeader {  // date, command, out, jobs, threads, cores
 
   nlohmann::json to_json() const;
 };
+void to_json(nlohmann::json& j, const DepthArm& a);
 void from_json(const nlohmann::json& j, DepthArm& a);
+void to_json(nlohmann::json& j, const SpeedRow& r);
 void from_json(const nlohmann::json& j, SpeedRow& r);
 void from_json(const nlohmann::json& j, DepthResults& d);
 

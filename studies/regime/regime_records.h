@@ -1,9 +1,10 @@
 // The regime study's records: what regime_study writes into results.json (a RegimeRun
 // per cell, a RegimeResults for the file) and what reads it back (the report, --reuse,
-// --cells-from, what_reproduces). Their to_json / from_json are the one place a key is
-// spelled, so a renamed or missing field is an error naming it and the file (one line,
-// exit 2), never a NaN that the report prints as "-". A field that committed results
-// files written before it existed lack is optional, with the default its comment gives
+// --cells-from, what_reproduces). Each record's visit_fields (regime_records.cpp,
+// train/io/json_fields.h) is the one place its keys are spelled, for both directions,
+// so a renamed or missing field is an error naming it and the file (one line, exit 2),
+// never a NaN that the report prints as "-". A field that committed results files
+// written before it existed lack is optional, with the default its comment gives
 // (tests/studies/test_regime_records.cpp loads every docs/results/regime*.json).
 #pragma once
 #include <cmath>

@@ -162,23 +162,12 @@ StudyHeader study_header(const std::string& command, const std::string& out, int
           nlohmann::json::parse(recipe.dump())};
 }
 
-void to_json(nlohmann::json& j, const StudyHeader& h) {
-  nlohmann::json loads = nlohmann::json::array();
-  for (double l : h.loads) loads.push_back(figure_json(l));
-  j = {{"date", h.date},       {"command", h.command}, {"out", h.out},   {"jobs", h.jobs},
-       {"threads", h.threads}, {"cores", h.cores},     {"loads", loads}, {"recipe", h.recipe}};
+template <class Io>
+void visit_fields(Io& io, FieldsOf<Io, StudyHeader> h) {
+  io("date", h.date)("command", h.command)("out", h.out);
+  io("jobs", h.jobs)("threads", h.threads)("cores", h.cores)("loads", h.loads).object("recipe", h.recipe);
 }
-
-void from_json(const nlohmann::json& j, StudyHeader& h) {
-  read_field(j, "date", h.date);
-  read_field(j, "command", h.command);
-  read_field(j, "out", h.out);
-  read_field(j, "jobs", h.jobs);
-  read_field(j, "threads", h.threads);
-  read_field(j, "cores", h.cores);
-  read_field(j, "loads", h.loads);
-  read_object_field(j, "recipe", h.recipe);
-}
+NL_JSON_RECORD(StudyHeader)
 
 std::vector<std::string> study_own_keys(const FlagParser& study, const FlagParser& runs,
                                         const std::vector<std::string>& set_per_run) {

@@ -110,8 +110,9 @@ std::string study_command(const std::string& program, const std::vector<std::str
 
 // The header every study's results.json has: date, command, out, jobs (0: one per
 // core), threads per run, cores, the load averages seen, the recipe (the flags' values).
-// Its to_json / from_json (train/io/json_fields.h) are the one place its keys are
-// spelled; a study's own results record reads it from the same object.
+// Its visit_fields (study.cpp, train/io/json_fields.h) is the one place its keys are
+// spelled, for its to_json and its from_json; a study's own results record reads it from
+// the same object.
 struct StudyHeader {
   std::string date, command, out;
   int64_t jobs = 0, threads = 1, cores = 1;

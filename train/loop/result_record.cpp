@@ -8,13 +8,6 @@ namespace nl {
 
 using json = nlohmann::json;
 
-namespace {
-
-// the fields of result.json that every run has, whatever its task
-const char* const kFixed[] = {"steps", "final_train_loss", "seconds", "cpu_seconds", "diverged", "skipped_steps"};
-
-}  // namespace
-
 double ResultRecord::figure(const std::string& name) const {
   double v = NAN;
   try {
@@ -26,26 +19,28 @@ double ResultRecord::figure(const std::string& name) const {
   return v;
 }
 
+// the fields of result.json that every run has, whatever its task
+template <class Io>
+void visit_fields(Io& io, FieldsOf<Io, ResultRecord> r) {
+  io("steps", r.steps)("final_train_loss", r.final_train_loss)("seconds", r.seconds);
+  io.optional("cpu_seconds", r.cpu_seconds)("diverged", r.diverged).optional("skipped_steps", r.skipped_steps);
+}
+
+// Not a plain list: the task's figures stand beside the fixed fields in the same object,
+// so `named` is the object less the fixed fields' keys (those the writer writes).
 void to_json(json& j, const ResultRecord& r) {
+  json fixed;
+  write_fields(fixed, r);
   j = r.named;
-  j.update({{"steps", r.steps},
-            {"final_train_loss", figure_json(r.final_train_loss)},
-            {"seconds", r.seconds},
-            {"cpu_seconds", figure_json(r.cpu_seconds)},
-            {"diverged", r.diverged},
-            {"skipped_steps", r.skipped_steps}});
+  j.update(fixed);
 }
 
 void from_json(const json& j, ResultRecord& r) {
-  if (!j.is_object()) fields::wrong_kind(j, "an object");
-  read_field(j, "steps", r.steps);
-  read_field(j, "final_train_loss", r.final_train_loss);
-  read_field(j, "seconds", r.seconds);
-  read_optional_field(j, "cpu_seconds", r.cpu_seconds);
-  read_field(j, "diverged", r.diverged);
-  read_optional_field(j, "skipped_steps", r.skipped_steps);
+  read_fields(j, r);
+  json fixed;
+  write_fields(fixed, r);
   r.named = j;
-  for (const char* key : kFixed) r.named.erase(key);
+  for (const auto& field : fixed.items()) r.named.erase(field.key());
 }
 
 ResultRecord result_record_of(const json& doc, const std::string& where) {

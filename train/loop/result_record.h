@@ -1,11 +1,12 @@
 // result.json: a run's figures at the end of its schedule, as train() writes them and as
 // everything after reads them back (a resumed run with no step left, a study's grid).
-// Its to_json / from_json are the one place its keys are spelled, so a file lacking one,
-// or holding it with another type, is an error naming the key and the file rather than
-// a NaN further on. The task names the rest (LogColumns): its evaluation columns
-// (val_loss; val_loss, val_acc), its speeds (tok_per_s, tok_per_cpu_s), its measurement
-// columns (rms_0, ...), and its own end's fields (train_vit: test_loss, test_accuracy,
-// confusion); they are kept by those names in `named`.
+// Its visit_fields (result_record.cpp) is the one place its keys are spelled, for its
+// to_json and its from_json, so a file lacking one, or holding it with another type, is
+// an error naming the key and the file rather than a NaN further on. The task names the
+// rest (LogColumns): its evaluation columns (val_loss; val_loss, val_acc), its speeds
+// (tok_per_s, tok_per_cpu_s), its measurement columns (rms_0, ...), and its own end's
+// fields (train_vit: test_loss, test_accuracy, confusion); they are kept by those names
+// in `named`.
 #pragma once
 #include <cmath>
 #include <cstdint>
