@@ -69,6 +69,24 @@ void put_seeded_study_fields(SeededResults& results, const std::string& program,
 // stays in its log.csv (a 5000-step run's would make the committed file megabytes).
 void drop_train_curves(ComparisonResults& results);
 
+// A seeded study's runs, as Results: with --reuse read back from OUT/results.json; else
+// `runs` trained (train_gpt, validation loss curves, `threads` each), `per_run` given each
+// finished comparison to add what the study keeps of a run's folder (nothing by default),
+// the training curves dropped, and the record written to OUT/results.json and read back,
+// so that a fresh run's report is rendered from what --reuse would read.
+template <class Results>
+Results train_or_reuse_seeded(const FlagParser& p, const SeededStudyFlags& f, const std::vector<std::string>& common,
+                              const std::vector<RunSpec>& runs, const std::string& out, int threads, Results fields,
+                              void (*per_run)(const std::string& out, ComparedRun& run) = nullptr) {
+  if (f.comparison.reuse) return reuse_comparison_results<Results>(out);
+  static_cast<ComparisonResults&>(fields) =
+      train_comparison(p, f.comparison, "train_gpt", common, runs, out, threads, kValLoss, false);
+  if (per_run)
+    for (ComparedRun& run : fields.runs) per_run(out, run);
+  drop_train_curves(fields);
+  return write_comparison_results(out, fields);
+}
+
 // Writes OUT/report.md and the --doc copy (with `written`, the results, beside it) and
 // prints the report; returns 1 when a run failed (an exit other than 0 or a NaN/inf
 // stop), else 0.
