@@ -78,18 +78,16 @@ int train(int argc, char** argv) {
   }
   if (const int code = report_run_end("train_gpt", r.end)) return code;
   if (!record.last.empty() && !c.quiet)
-    std::printf(
-        "activation statistics at step %lld (fixed validation batch; act_stats.csv has every %lld steps; "
-        "taking them cost %.2f s of the run's %.1f s):\n%s",
-        (long long)record.step, (long long)command.stats.every, record.seconds, r.wall_s,
-        format_act_stats(record.last).c_str());
+    std::printf("activation statistics at step %lld (fixed validation batch; act_stats.csv has every %lld steps; "
+                "taking them cost %.2f s of the run's %.1f s):\n%s",
+                (long long)record.step, (long long)command.stats.every, record.seconds, r.wall_s,
+                format_act_stats(record.last).c_str());
   std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tok/s%s\n", (long long)r.steps_done,
               r.final_train_loss, r.final_val_loss, r.tokens_per_s, r.diverged ? " (DIVERGED: NaN/inf loss)" : "");
   if (dist::world_size() > 1)
-    std::printf(
-        "data parallel: %d ranks (%s), %.0f tok/s over all ranks, %.2f s of the run's %.1f s in the "
-        "gradient all-reduce\n",
-        dist::world_size(), dist::backend(), r.tokens_per_s, r.allreduce_s, r.wall_s);
+    std::printf("data parallel: %d ranks (%s), %.0f tok/s over all ranks, %.2f s of the run's %.1f s in the "
+                "gradient all-reduce\n",
+                dist::world_size(), dist::backend(), r.tokens_per_s, r.allreduce_s, r.wall_s);
   return r.diverged ? 1 : 0;
 }
 

@@ -25,10 +25,9 @@ int main(int argc, char** argv) {
     ViTRunResult r = run_vit(command.run, vit_act_stats_observer(command.stats, &record));
     if (const int code = report_run_end("train_vit", r.end)) return code;
     if (!record.last.empty() && !command.run.quiet)
-      std::printf(
-          "activation statistics at step %lld (the first validation images; act_stats.csv has every %lld "
-          "steps):\n%s",
-          (long long)record.step, (long long)command.stats.every, format_act_stats(record.last).c_str());
+      std::printf("activation statistics at step %lld (the first validation images; act_stats.csv has every %lld "
+                  "steps):\n%s",
+                  (long long)record.step, (long long)command.stats.every, format_act_stats(record.last).c_str());
     if (r.tested)
       std::printf("done: %lld steps, train loss %.4f, val acc %.2f%%, test loss %.4f, test acc %.2f%%, %.0f img/s%s\n",
                   (long long)r.steps_done, r.final_train_loss, 100.0 * r.val_accuracy, r.test_loss,

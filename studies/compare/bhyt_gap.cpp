@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "studies/compare/comparison.h"
@@ -80,7 +81,8 @@ std::vector<std::string> bhyt_gap_run_specs(const std::vector<int64_t>& seeds, i
   for (const SeededArm& a : bhyt_gap_long_arms()) {
     const auto t = tuned.find(a.label);
     NL_CHECK(t != tuned.end(), "--tuned-results: no tuned run '", a.label, "' (", recipe_flags(a), ") in ",
-             tuned_source, "; tune it first: compare_norms --tune ... --arms '", a.label, "=", recipe_flags(a), "'");
+             tuned_source, "; tune it first: compare_norms --tune ... --arms '", a.label, "=", recipe_flags(a),
+             "'");
     for (int64_t seed : seeds)
       specs.push_back(long_label(a.label, seed) + "=" + recipe_flags(a) + " " + t->second + " --steps " +
                       std::to_string(long_steps) + " --eval-every " + std::to_string(long_eval) + " --seed " +
@@ -100,9 +102,10 @@ std::string catch_up_verdict(const std::string& arm, const std::string& referenc
   const size_t n = end_gaps.size() + (size_t)did_not_train;
   const std::string who = "`" + arm + "`";
   if (end_gaps.empty()) return who + " did not train in " + std::to_string(n) + " of " + std::to_string(n) + " seeds";
-  const std::string untrained = did_not_train ? " (it did not train in " + std::to_string(did_not_train) + " of " +
-                                                    std::to_string(n) + " seeds, which say nothing either way)"
-                                              : "";
+  const std::string untrained =
+      did_not_train ? " (it did not train in " + std::to_string(did_not_train) + " of " + std::to_string(n) +
+                          " seeds, which say nothing either way)"
+                    : "";
   const Spread e = spread_of(early_gaps), f = spread_of(end_gaps);
   auto gap = [&](const Spread& s, int64_t step) {
     return fmt(s.mean, "%+.1f") + " % (" + fmt(s.min, "%+.1f") + " to " + fmt(s.max, "%+.1f") + ") at step " +
@@ -143,15 +146,15 @@ std::string render_bhyt_gap_report(const BhytGapResults& results) {
   for (const SeededArm& a : bhyt_gap_controls()) {
     const ArmSeeds s = arm_seeds(results, "", a.label, a.reference, 0);
     const double share = gap_share(spread_of(s.gap).mean, bhyt_gap);
-    view["controls"].push_back(
-        {{"label", a.label},
-         {"flags", recipe_flags(a)},
-         {"tests", a.tests},
-         {"val", seeds_text(s.val, "%.4f")},
-         {"reference", a.reference.empty() ? "-" : a.reference},
-         {"gap", a.reference.empty() ? "-" : seeds_text(s.gap, "%+.1f")},
-         {"share", a.reference.empty() || std::isnan(share) ? "-" : fmt(share, "%.0f %%")},
-         {"did_not_train", std::to_string(s.did_not_train) + " of " + std::to_string(results.seeds.size())}});
+    view["controls"].push_back({{"label", a.label},
+                                {"flags", recipe_flags(a)},
+                                {"tests", a.tests},
+                                {"val", seeds_text(s.val, "%.4f")},
+                                {"reference", a.reference.empty() ? "-" : a.reference},
+                                {"gap", a.reference.empty() ? "-" : seeds_text(s.gap, "%+.1f")},
+                                {"share", a.reference.empty() || std::isnan(share) ? "-" : fmt(share, "%.0f %%")},
+                                {"did_not_train", std::to_string(s.did_not_train) + " of " +
+                                                      std::to_string(results.seeds.size())}});
   }
   view["bhyt_gap"] = fmt(bhyt_gap, "%+.1f");
   // the long runs: the loss and the gap at a few steps, and the verdicts
@@ -194,15 +197,16 @@ std::map<std::string, std::string> read_tuned_flags(const std::vector<std::strin
   std::map<std::string, std::string> flags;
   for (const std::string& file : files) {
     const TunedResults tuned = read_comparison_results<TunedResults>(file, "--tuned-results");
-    const std::string difference =
-        first_recipe_difference(nlohmann::ordered_json::parse(tuned.header.recipe.dump()), here,
-                                {"layers", "dim", "heads", "seq", "batch", "steps", "data", "train_bytes"},
-                                nlohmann::ordered_json::object(), "there", "here");
+    const std::string difference = first_recipe_difference(
+        nlohmann::ordered_json::parse(tuned.header.recipe.dump()), here,
+        {"layers", "dim", "heads", "seq", "batch", "steps", "data", "train_bytes"}, nlohmann::ordered_json::object(),
+        "there", "here");
     NL_CHECK(difference.empty(), "--tuned-results ", file, ": a tuned comparison of another recipe (", difference,
              "); tune the runs with the controls' flags");
     for (const TunedRow& row : tuned_rows(tuned))
       for (const SeededArm& a : bhyt_gap_long_arms())
-        if (row.label == a.label && row.best >= 0 && !flags.count(a.label) && row.flags == recipe_flags(a))
+        if (row.label == a.label && row.best >= 0 && !flags.count(a.label) &&
+            row.flags == recipe_flags(a))
           flags[a.label] = row.best_flags;
   }
   return flags;

@@ -50,7 +50,7 @@ std::string results_text(const json& record) { return record.dump(1) + "\n"; }
 template <class Io>
 void visit_fields(Io& io, FieldsOf<Io, ComparisonHeader> h) {
   io("date", h.date)("jobs", h.jobs)("threads", h.threads)("cores", h.cores);
-  io("load", h.load)("seconds", h.seconds).object("recipe", h.recipe);
+  io("load", h.load).number("seconds", h.seconds).object("recipe", h.recipe);
 }
 NL_JSON_RECORD(ComparisonHeader)
 
@@ -84,7 +84,7 @@ void from_json(const json& j, DemoConfig& c) { read_fields(j, c); }
 
 template <class Io>
 void visit_fields(Io& io, FieldsOf<Io, DemoResults> r) {
-  io.flat(base_of<ComparisonResults>(r))("unigram_loss", r.unigram_loss);
+  io.flat(base_of<ComparisonResults>(r)).number("unigram_loss", r.unigram_loss);
 }
 
 void to_json(json& j, const DemoResults& r) { write_fields(j, r); }
@@ -117,7 +117,8 @@ void from_json(const json& j, VitResults& r) {
 
 template <class Io>
 void visit_fields(Io& io, FieldsOf<Io, SeededResults> r) {
-  io.flat(base_of<ComparisonResults>(r))("command", r.command)("seeds", r.seeds)("unigram_loss", r.unigram_loss);
+  io.flat(base_of<ComparisonResults>(r))("command", r.command)("seeds", r.seeds);
+  io.number("unigram_loss", r.unigram_loss);
 }
 
 void to_json(json& j, const SeededResults& r) { write_fields(j, r); }
@@ -185,7 +186,7 @@ NL_JSON_RECORD(TuningGrid)
 
 template <class Io>
 void visit_fields(Io& io, FieldsOf<Io, TunedResults> r) {
-  io.flat(r.header)("unigram_loss", r.unigram_loss)("command", r.command);
+  io.flat(r.header).number("unigram_loss", r.unigram_loss)("command", r.command);
   io("tuning", r.tuning)("runs", r.runs);
 }
 NL_JSON_RECORD(TunedResults)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "studies/compare/comparison.h"
@@ -75,12 +76,9 @@ std::string dyt_trains_verdict(const std::vector<TrainsRow>& rows) {
   for (const TrainsRow& r : rows) {
     if (r.reference || r.seeds == 0) continue;
     seeds = std::max(seeds, r.seeds);
-    if (r.did_not_train == 0)
-      all.push_back(&r);
-    else if ((size_t)r.did_not_train < r.seeds)
-      some.push_back(&r);
-    else
-      none.push_back(&r);
+    if (r.did_not_train == 0) all.push_back(&r);
+    else if ((size_t)r.did_not_train < r.seeds) some.push_back(&r);
+    else none.push_back(&r);
   }
   const std::string n = std::to_string(seeds);
   std::string text = all.empty() ? "No setting of the grid leaves the unigram plateau in all " + n + " seeds"
@@ -124,17 +122,17 @@ std::string render_dyt_trains_report(const DytTrainsResults& results) {
     }
     const size_t n = results.seeds.size();
     rows.push_back({a.label, a.reference.empty(), n, s.did_not_train, spread_of(s.val).mean});
-    view["arms"].push_back(
-        {{"label", a.label},
-         {"flags", a.flags},
-         {"tests", a.tests},
-         {"trains",
-          a.reference.empty() ? "reference" : std::to_string(n - (size_t)s.did_not_train) + " of " + std::to_string(n)},
-         {"val", seeds_text(s.val, "%.4f")},
-         {"reference", a.reference.empty() ? "-" : a.reference},
-         {"gap", a.reference.empty() ? "-" : seeds_text(s.gap, "%+.1f")},
-         {"rms", seeds_text(rms, "%.2f")},
-         {"sat", seeds_text(sat, "%.3f")}});
+    view["arms"].push_back({{"label", a.label},
+                            {"flags", a.flags},
+                            {"tests", a.tests},
+                            {"trains", a.reference.empty() ? "reference"
+                                                           : std::to_string(n - (size_t)s.did_not_train) + " of " +
+                                                                 std::to_string(n)},
+                            {"val", seeds_text(s.val, "%.4f")},
+                            {"reference", a.reference.empty() ? "-" : a.reference},
+                            {"gap", a.reference.empty() ? "-" : seeds_text(s.gap, "%+.1f")},
+                            {"rms", seeds_text(rms, "%.2f")},
+                            {"sat", seeds_text(sat, "%.3f")}});
   }
   view["verdict"] = dyt_trains_verdict(rows);
   return render_template(kTemplate, view, "studies/compare/dyt_trains.md.in");
@@ -168,10 +166,10 @@ int dyt_trains_main(const std::vector<std::string>& args) {
     return 0;
   }
   // the final norm's saturation, kept in results.json: --reuse needs no run folder
-  results =
-      train_or_reuse_seeded(p, f, common, runs, out, base.threads, results, [](const std::string& o, ComparedRun& r) {
-        r.final_sat2 = final_norm_saturation(o + "/" + r.label + "/act_stats.csv");
-      });
+  auto keep_saturation = [](const std::string& dir, ComparedRun& run) {
+    run.final_sat2 = final_norm_saturation(dir + "/" + run.label + "/act_stats.csv");
+  };
+  results = train_or_reuse_seeded(p, f, common, runs, out, base.threads, results, keep_saturation);
   return finish_seeded_study(out, f.doc, render_dyt_trains_report(results), results, results);
 }
 

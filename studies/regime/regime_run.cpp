@@ -47,7 +47,7 @@ double figure_of(const json& v) { return v.is_number() ? v.get<double>() : NAN; 
 void summarize_gpt(const std::string& dir, int64_t steps, int64_t screen_step, RegimeRun& run) {
   const std::optional<LogTable> log = cell_log(dir);
   run.curve = points(log, kValLoss);
-  // the training loss at the end, for the Llama collapse criterion (regime_analysis.h: collapsed)
+  // the training loss at the end, for the Llama collapse criterion (regime_rows.h: collapsed)
   std::vector<double> train;
   for (const CurvePoint& p : points(log, kTrainLoss)) train.push_back(p.value);
   run.train_end = tail_mean(train, kTrainEndSteps);

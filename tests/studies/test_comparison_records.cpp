@@ -129,6 +129,16 @@ TEST_CASE("comparison records: a renamed or missing key is refused naming it and
   retyped["runs"][0]["curve"][0][1] = 2.5;
   CHECK_THROWS_WITH(comparison_results_of<DemoResults>(retyped, "--reuse", f),
                     "--reuse: F.json: runs[0].curve[0][1] is a number, not a string");
+  // a unigram loss or a wall time is always a number: null (a hand edit, a truncated
+  // write) is refused, where a figure's null is a NaN the page shows as such
+  json nulled = committed("demo");
+  nulled["unigram_loss"] = nullptr;
+  CHECK_THROWS_WITH(comparison_results_of<DemoResults>(nulled, "--reuse", f),
+                    "--reuse: F.json: unigram_loss is null, not a number");
+  nulled = committed("dyt_trains");
+  nulled["seconds"] = nullptr;
+  CHECK_THROWS_WITH(comparison_results_of<DytTrainsResults>(nulled, "--reuse", f),
+                    "--reuse: F.json: seconds is null, not a number");
   // a run that did not finish has no result, and so no figures to hold
   json failed = committed("demo");
   failed["runs"][0]["result"] = nullptr;

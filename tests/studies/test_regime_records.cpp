@@ -4,10 +4,12 @@
 // regime_study --reuse as one line, exit 2), never a "-" in a report; each record
 // survives a round trip through its JSON.
 #include <catch2/catch.hpp>
+
 #include <cmath>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "studies/regime/regime_records.h"
 #include "studies/regime/regime_report.h"

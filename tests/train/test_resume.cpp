@@ -3,9 +3,13 @@
 // checkpoint holds every parameter and the optimizer state; a corrupt or mismatched
 // checkpoint is refused with an nl::Error naming the problem, before any file changes.
 // Trains on the real fortunes text ([needs-fortunes]: make test skips these without it).
+#include <catch2/catch.hpp>
+
+#include "tests/needs.h"
+#include "tests/test_files.h"
+
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,12 +19,10 @@
 #include <vector>
 
 #include "nn/gpt.h"
-#include "tensor/threads.h"
-#include "tests/needs.h"
-#include "tests/test_files.h"
 #include "tests/test_util.h"
 #include "train/gpt/gpt_run.h"
 #include "train/io/safetensors.h"
+#include "tensor/threads.h"
 
 using namespace nl;
 using Catch::Contains;

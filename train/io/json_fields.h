@@ -15,6 +15,7 @@
 //                                       // std::optional is written only when it holds a value
 //     io.nullable("result", r.result);  // must be there; null for an empty std::optional
 //     io.object("recipe", r.recipe);    // a JSON object, kept as it is
+//     io.number("seconds", r.seconds);  // a double that must be a number (null refused)
 //     io.flat(r.header);                // a record whose own fields stand in this same object
 //     io("size", r.size)("width", r.width).optional("seed", r.seed);  // related fields on a line
 //   }
@@ -267,6 +268,7 @@ class FieldWriter {
     return (*this)(key, v);  // fields::write: null when empty
   }
   FieldWriter& object(const char* key, const nlohmann::json& v) { return (*this)(key, v); }
+  FieldWriter& number(const char* key, double v) { return (*this)(key, v); }
   template <class R>
   FieldWriter& flat(const R& r) {
     j_.update(nlohmann::json(r));
@@ -307,6 +309,14 @@ class FieldReader {
   }
   FieldReader& object(const char* key, nlohmann::json& out) {
     read_object_field(j_, key, out);
+    return *this;
+  }
+  // a figure that is always finite (a unigram loss, a wall time): null is refused, not NaN
+  FieldReader& number(const char* key, double& out) {
+    nlohmann::json v;
+    read_field(j_, key, v);
+    if (!v.is_number()) throw FieldError(key, "is " + json_kind_name(v) + ", not a number");
+    out = v.get<double>();
     return *this;
   }
   template <class R>
