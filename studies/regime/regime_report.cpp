@@ -214,12 +214,7 @@ void write_plot_csvs(const std::string& out, const RegimeResults& results) {
     for (const std::string& a : vit_arms) {
       const RunGroup* g = grid.find("vit", a, n == kVitAllImages ? -1 : n, 0);
       if (!g) g = grid.find("vit", a, n, 0);
-      const double best = g ? mean_of(g->each([](const ReportRun& r) {
-        double b = NAN;
-        for (const CurvePoint& p : r.acc) b = std::isfinite(b) ? std::max(b, p.value) : p.value;
-        return b;
-      }))
-                            : NAN;
+      const double best = g ? mean_of(g->each(best_accuracy)) : NAN;
       vit += "," + fmt(100.0 * best, "%.6g");
     }
     vit += "\n";

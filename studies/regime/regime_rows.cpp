@@ -719,13 +719,14 @@ void llama_rows(const ReportGrid& grid, json& view, ReportFindings& findings) {
   }
 }
 
-namespace {
-
 double best_accuracy(const ReportRun& r) {
   double b = NAN;
   for (const CurvePoint& p : r.acc) b = std::isfinite(b) ? std::max(b, p.value) : p.value;
   return b;
 }
+
+namespace {
+
 double end_accuracy(const ReportRun& r) { return r.acc.empty() ? NAN : r.acc.back().value; }
 
 // A ViT arm's row: accuracy is higher-better, so the paired comparison is of the error

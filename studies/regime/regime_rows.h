@@ -157,6 +157,8 @@ struct ReportFindings {
 
 // The mean of the finite values; NaN for none.
 double mean_of(const std::vector<double>& v);
+// A ViT run's best validation accuracy over its evaluations (the paper's figure); NaN for none.
+double best_accuracy(const ReportRun& r);
 
 // The sections, each filling its keys of the report's view (regime.md.in names them).
 // phase_tables: per width and size, LN's over-fitting and each arm's row against LN, the
