@@ -12,13 +12,13 @@
 #include "studies/compare/compare_norms.h"
 #include "studies/grid/run_spec.h"
 #include "tests/needs.h"
+#include "tests/studies/demo_doc.h"
 #include "tests/studies/study_programs.h"
 #include "tests/test_files.h"
 
 using namespace nl;
 using namespace nl::test;
 using Catch::Contains;
-using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 TEST_CASE("run specs: LABEL=FLAGS, a bare norm, a bare recipe; bad ones named", "[compare]") {
@@ -62,32 +62,7 @@ TEST_CASE("run specs: a label is a safe folder name, never a study file's; the g
 
 namespace {
 
-json run(const std::string& label, const std::string& block, const std::string& norm, const std::string& recipe,
-         double val, int exit_code = 0, bool diverged = false) {
-  json result = {{"final_train_loss", val + 0.1}, {"val_loss", val}, {"tok_per_s", 1000.0}, {"rms_0", 2.0},
-                 {"rms_2", 6.0}, {"diverged", diverged}, {"steps", 10}, {"seconds", 1.0}};
-  return {{"label", label},
-          {"flags", "--norm " + norm},
-          {"config", {{"block", block}, {"norm", norm}, {"recipe", recipe}, {"layers", 2}}},
-          {"exit_code", exit_code},
-          {"result", exit_code == 0 ? result : json()},
-          {"curve", json::array({json::array({10, std::to_string(val)})})},
-          {"train_curve", json::array({json::array({10, std::to_string(val + 0.1)})})}};
-}
-
-json results_json(const json& runs) {
-  return {{"date", "2026-12-02"}, {"jobs", 2},
-          {"threads", 1},         {"cores", 2},
-          {"load", 0.5},          {"seconds", 90.0},
-          {"unigram_loss", 3.3},
-          {"recipe", {{"layers", 2}, {"dim", 16}, {"heads", 2}, {"seq", 8}, {"batch", 2}, {"steps", 10}, {"lr", 0.001},
-                      {"warmup", 1}, {"min_lr", 0.0001}, {"wd", 0.1}, {"clip", 1.0}, {"seed", 1}, {"eval_batches", 1}}},
-          {"runs", runs}};
-}
-
-DemoResults results_of(const json& runs) {
-  return comparison_results_of<DemoResults>(results_json(runs), "", "hand-made");
-}
+DemoResults results_of(const json& runs) { return comparison_results_of<DemoResults>(demo_doc(runs), "", "hand-made"); }
 
 const DemoRow& row_of(const std::vector<DemoRow>& rows, const std::string& label) {
   for (const DemoRow& r : rows)
@@ -103,18 +78,18 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
           "[compare]") {
   // ln on pre at 2.4, ln on llama at 2.6; the unigram loss 3.3
   const json runs = json::array({
-      run("ln", "pre", "ln", "", 2.4),
-      run("rms", "pre", "rms", "", 2.412),             // 0.5 % above: ok
-      run("bhyt", "pre", "bhyt", "", 2.64),            // 10 % above ln on pre
-      run("dyt", "pre", "dyt", "", 3.25),              // closed (3.3 - 3.25) / 0.9 < 1/10 of the gap: stuck
-      run("dyt-verma", "pre", "dyt", "dyt-verma", 3.1),  // 0.2 / 0.9 of the gap: behind, not stuck
-      run("ln-llama", "llama", "ln", "", 2.6),
-      run("bhyt-released", "llama", "bhyt", "bhyt-released", 2.47),  // 5 % below ln on llama (not on pre)
-      run("dyt-llm", "llama", "dyt", "dyt-llm", NAN, 1, true),
-      run("gone", "llama", "rms", "", 2.5, 137),
-      run("refused", "pre", "rms", "", NAN, 2),
-      run("alone", "peri", "rms", "", 2.5),            // no ln on peri
-      run("ln-verma", "pre", "ln", "dyt-verma", 2.5),  // dyt-verma's own ln, after dyt-verma in the list
+      demo_run("ln", "pre", "ln", "", 2.4),
+      demo_run("rms", "pre", "rms", "", 2.412),             // 0.5 % above: ok
+      demo_run("bhyt", "pre", "bhyt", "", 2.64),            // 10 % above ln on pre
+      demo_run("dyt", "pre", "dyt", "", 3.25),              // closed (3.3 - 3.25) / 0.9 < 1/10 of the gap: stuck
+      demo_run("dyt-verma", "pre", "dyt", "dyt-verma", 3.1),  // 0.2 / 0.9 of the gap: behind, not stuck
+      demo_run("ln-llama", "llama", "ln", "", 2.6),
+      demo_run("bhyt-released", "llama", "bhyt", "bhyt-released", 2.47),  // 5 % below ln on llama (not on pre)
+      demo_run("dyt-llm", "llama", "dyt", "dyt-llm", NAN, 1, true),
+      demo_run("gone", "llama", "rms", "", 2.5, 137),
+      demo_run("refused", "pre", "rms", "", NAN, 2),
+      demo_run("alone", "peri", "rms", "", 2.5),            // no ln on peri
+      demo_run("ln-verma", "pre", "ln", "dyt-verma", 2.5),  // dyt-verma's own ln, after dyt-verma in the list
   });
   const DemoResults results = results_of(runs);
   const std::vector<DemoRow> rows = demo_rows(results);
@@ -157,7 +132,7 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
   CHECK(md.find("folds into") == std::string::npos);  // no cbwc run
   // ln and cbwc on the same block and recipe: the fold paragraph
   json with_cbwc = runs;
-  with_cbwc.push_back(run("cbwc", "pre", "cbwc", "", 2.4000001));
+  with_cbwc.push_back(demo_run("cbwc", "pre", "cbwc", "", 2.4000001));
   CHECK_THAT(render_demo_report(results_of(with_cbwc)),
              Contains("**cbwc against ln**") && Contains("6 decimals (2.400000 and 2.400000)"));
 }

@@ -20,30 +20,19 @@
 #include "studies/compare/comparison_records.h"
 #include "studies/compare/dyt_trains.h"
 #include "studies/compare/tuned_comparison.h"
+#include "tests/studies/results_doc.h"
 #include "tests/test_files.h"
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 using namespace nl;
 using namespace nl::test;
 using Catch::Contains;
 
 namespace {
 
-json committed(const std::string& name) { return json::parse(read_bytes("docs/results/" + name + ".json")); }
-
 template <class T>
 T record_of(const std::string& name) {
-  return comparison_results_of<T>(committed(name), "--reuse", "docs/results/" + name + ".json");
-}
-
-// doc's field at `path` (a JSON pointer) renamed to `to` (a key beside it)
-json renamed(json doc, const std::string& path, const std::string& to) {
-  const json::json_pointer p(path);
-  REQUIRE(doc.contains(p));
-  doc[p.parent_pointer()][to] = doc[p];
-  doc[p.parent_pointer()].erase(p.back());
-  return doc;
+  return comparison_results_of<T>(committed(name), "--reuse", committed_path(name));
 }
 
 // A ViT comparison of one run (no ViT comparison's results are committed).
@@ -75,7 +64,7 @@ TEST_CASE("comparison records: every committed results file writes back its byte
   // the file as the writer leaves it (results_text of the record) and the page the report renders
   auto check = [](const std::string& name, const json& record, const std::string& page) {
     INFO(name);
-    CHECK(results_text(record) == read_bytes("docs/results/" + name + ".json"));
+    CHECK(results_text(record) == read_bytes(committed_path(name)));
     CHECK(page == read_bytes("docs/results/" + name + ".md"));
   };
   const TunedResults tuned = record_of<TunedResults>("demo_tuned");

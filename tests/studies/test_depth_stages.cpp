@@ -13,10 +13,10 @@
 #include "studies/depth/depth_plan.h"
 #include "studies/depth/depth_records.h"
 #include "studies/depth/depth_report.h"
+#include "tests/studies/results_doc.h"
 #include "tests/test_files.h"
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 using namespace nl;
 using namespace nl::test;
 using Catch::Contains;
@@ -214,19 +214,11 @@ TEST_CASE("depth records: a results file with a renamed key is refused naming th
   fs::create_directories(tmp.sub("runs"));
   const std::string file = tmp.sub("runs") + "/results.json";
   const json good = made_up_results().to_json();
-  auto renamed = [&](const std::string& key, const std::string& to, bool in_run) {
-    json j = good;
-    json& o = in_run ? j["runs"][1] : j;
-    o[to] = o[key];
-    o.erase(key);
-    write_bytes(file, j.dump(1));
-  };
-  renamed("val_loss", "val_loss_end", true);
-  CHECK_THROWS_WITH(read_depth_results(tmp.sub("runs")),
-                    "--reuse: " + file + ": runs[1].val_loss is missing");
-  renamed("kept", "was_kept", true);
+  write_bytes(file, renamed(good, "/runs/1/val_loss", "val_loss_end").dump(1));
+  CHECK_THROWS_WITH(read_depth_results(tmp.sub("runs")), "--reuse: " + file + ": runs[1].val_loss is missing");
+  write_bytes(file, renamed(good, "/runs/1/kept", "was_kept").dump(1));
   CHECK_THROWS_WITH(read_depth_results(tmp.sub("runs")), "--reuse: " + file + ": runs[1].kept is missing");
-  renamed("depths", "layers", false);
+  write_bytes(file, renamed(good, "/depths", "layers").dump(1));
   CHECK_THROWS_WITH(read_depth_results(tmp.sub("runs")), "--reuse: " + file + ": depths is missing");
   json retyped = good;
   retyped["runs"][0]["site2"] = json::array({json::array({0, 10, "0.5", 0.5})});

@@ -13,28 +13,18 @@
 
 #include "studies/regime/regime_records.h"
 #include "studies/regime/regime_report.h"
+#include "tests/studies/results_doc.h"
 #include "tests/test_files.h"
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 using namespace nl;
 using namespace nl::test;
 using Catch::Contains;
 
 namespace {
 
-const std::string kCommitted = "docs/results/regime_diff100k.json";  // GPT cells only, every one finished
-
-json committed() { return json::parse(read_bytes(kCommitted)); }
-
-// doc with runs[run]'s `from` renamed `to`
-json renamed(json doc, size_t run, const std::string& from, const std::string& to) {
-  json& r = doc["runs"][run];
-  REQUIRE(r.contains(from));
-  r[to] = r[from];
-  r.erase(from);
-  return doc;
-}
+const std::string kRegime = "regime_diff100k";  // GPT cells only, every one finished
+const std::string kCommitted = committed_path(kRegime);
 
 }  // namespace
 
@@ -59,29 +49,29 @@ TEST_CASE("regime records: every committed results file loads and regenerates it
 
 TEST_CASE("regime records: a renamed or missing key is refused naming it and the file", "[regime][results]") {
   // the end's validation loss, which every table of the report reads
-  CHECK_THROWS_WITH(regime_results_of(renamed(committed(), 3, "val_end", "val_last"), "--reuse", kCommitted),
+  CHECK_THROWS_WITH(regime_results_of(renamed(committed(kRegime), "/runs/3/val_end", "val_last"), "--reuse",
+                                      kCommitted),
                     "--reuse: " + kCommitted + ": runs[3].val_end is missing");
   // an instrument of the end of a finished GPT cell (the report's instruments table)
-  CHECK_THROWS_WITH(regime_results_of(renamed(committed(), 0, "erank_end", "erank_last"), "--pages", kCommitted),
+  CHECK_THROWS_WITH(regime_results_of(renamed(committed(kRegime), "/runs/0/erank_end", "erank_last"), "--pages",
+                                      kCommitted),
                     "--pages: " + kCommitted + ": runs[0].erank_end is missing");
-  json no_dim = committed();
+  json no_dim = committed(kRegime);
   no_dim["recipe"].erase("dim");
   CHECK_THROWS_WITH(regime_results_of(no_dim, "--cells-from", kCommitted),
                     "--cells-from: " + kCommitted + ": recipe.dim is missing");
-  json no_reference = committed();
-  no_reference["ref"] = no_reference["reference"];
-  no_reference.erase("reference");
-  CHECK_THROWS_WITH(regime_results_of(no_reference, "--reuse", kCommitted), Contains(": reference is missing"));
-  json retyped = committed();
+  CHECK_THROWS_WITH(regime_results_of(renamed(committed(kRegime), "/reference", "ref"), "--reuse", kCommitted),
+                    Contains(": reference is missing"));
+  json retyped = committed(kRegime);
   retyped["runs"][2]["curve"][1][1] = "3.5";
   CHECK_THROWS_WITH(regime_results_of(retyped, "--reuse", kCommitted),
                     Contains("runs[2].curve[1][1] is a string, not a number or null"));
-  retyped = committed();
+  retyped = committed(kRegime);
   retyped["runs"][1]["noise_end"]["0.1"] = true;
   CHECK_THROWS_WITH(regime_results_of(retyped, "--reuse", kCommitted),
                     Contains("runs[1].noise_end.0.1 is true or false, not a number or null"));
   // a failed cell's record may lack the end's instruments (it was not measured there)
-  json failed = committed();
+  json failed = committed(kRegime);
   failed["runs"][0]["exit_code"] = 1;
   failed["runs"][0].erase("erank_end");
   CHECK_NOTHROW(regime_results_of(failed, "--reuse", kCommitted));
@@ -92,7 +82,7 @@ TEST_CASE("regime_study --reuse: a renamed instrument is one line naming it, exi
   TempDir tmp;
   fs::create_directories(tmp.sub("runs"));
   const std::string file = tmp.sub("runs") + "/results.json";
-  write_bytes(file, renamed(committed(), 0, "erank_end", "erank_last").dump(1));
+  write_bytes(file, renamed(committed(kRegime), "/runs/0/erank_end", "erank_last").dump(1));
   const RunResult r = run_program(::nl::test::build_dir() + "/regime_study",
                                   "--reuse --out " + tmp.sub("runs") + " --doc " + tmp.sub("r.md"), tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -134,7 +124,7 @@ TEST_CASE("regime records: each record survives a round trip through its JSON", 
 
   // the whole file, its header and lists included: every committed file's record writes it back unchanged
   // (the test above); one built here reads back to the same fields
-  RegimeResults r = regime_results_of(committed(), "", kCommitted);
+  RegimeResults r = regime_results_of(committed(kRegime), "", kCommitted);
   r.header.date = "2026-01-02", r.header.jobs = 3, r.grid_replaced = !r.grid_replaced, r.llama_note = "a note";
   r.not_run = std::vector<NotRunCell>{{"gpt w128 30K ln", 1339}};
   r.llama_arms = {{"llama-x", "--block llama"}};
@@ -155,7 +145,7 @@ TEST_CASE("regime report: a ViT claim that cannot be judged is listed among the 
   // regime_vit.json with the DyT arm's seed 1339 on all images dropped: two paired seeds,
   // fewer than kMinSeeds, so its claim is untestable and the page must say so in its list
   // (the list was once filled in before the ViT section added to it)
-  json doc = json::parse(read_bytes("docs/results/regime_vit.json"));
+  json doc = committed("regime_vit");
   json& runs = doc["runs"];
   const size_t before = runs.size();
   for (size_t i = 0; i < runs.size(); ++i)

@@ -18,12 +18,12 @@
 #include "studies/report/study.h"
 #include "train/io/files.h"
 #include "tests/needs.h"
+#include "tests/studies/results_doc.h"
 #include "tests/test_files.h"
 
 using namespace nl;
 using namespace nl::test;
 using Catch::Contains;
-using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -84,7 +84,6 @@ void expect_refused(const std::string& program, const std::string& args, const s
 const std::string kRegime = ::nl::test::build_dir() + "/regime_study";
 const std::string kCompare = ::nl::test::build_dir() + "/compare_norms";
 const std::string kDepth = ::nl::test::build_dir() + "/depth_study";
-const std::string kCommitted = "docs/results/regime_diff100k.json";  // a committed regime study's results
 
 }  // namespace
 
@@ -103,7 +102,7 @@ TEST_CASE("regime records: every committed regime results file loads", "[results
 TEST_CASE("regime_study --reuse and --cells-from: a results file lacking a field is refused, never an abort",
           "[results][regime][cli]") {
   TempDir tmp;
-  const json doc = json::parse(read_bytes(kCommitted));
+  const json doc = committed("regime_diff100k");  // a committed regime study's results
   fs::create_directories(tmp.sub("runs"));
   const std::string file = tmp.sub("runs") + "/results.json";
   const std::string reuse = "--reuse --out " + tmp.sub("runs") + " --doc " + tmp.sub("r.md");
@@ -170,8 +169,7 @@ TEST_CASE("regime_study --cells-from: a committed results file written before a 
   // docs/results/regime_verma_b1.json predates the RMSNorm gain options (and others): a
   // flag it does not record ran at its default, which is this grid's, so its cells are kept
   TempDir tmp;
-  const json committed = json::parse(read_bytes("docs/results/regime_verma_b1.json"));
-  REQUIRE_FALSE(committed["recipe"].contains("rms_gain0_attn"));
+  REQUIRE_FALSE(committed("regime_verma_b1")["recipe"].contains("rms_gain0_attn"));
   const RunResult r = run_program(kRegime,
                                   "--recipe verma --arms 'ln=--norm ln,dyt-a2=--norm dyt --dyt-alpha0 2' "
                                   "--sizes 30000 --seeds 1337 --vit-images 0 --cells-from "

@@ -13,6 +13,7 @@
 #include "studies/compare/tuned_comparison.h"
 #include "studies/compare/tuning.h"
 #include "tests/needs.h"
+#include "tests/studies/demo_doc.h"
 #include "tests/studies/study_programs.h"
 #include "tests/test_files.h"
 #include "train/data/text_data.h"
@@ -20,7 +21,6 @@
 using namespace nl;
 using namespace nl::test;
 using Catch::Contains;
-using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 TEST_CASE("select_tuned: the lowest tuning loss of the finished trials, never the reported one", "[tune]") {
@@ -103,9 +103,7 @@ json tuned_json(const json& runs) {
           {"unigram_loss", 3.3},  {"command", "build/release/compare_norms --tune 'lr=1e-3,3e-3'"},
           {"tuning", {{"axes", "lr=1e-3,3e-3"}, {"dyt_axes", "lr=1e-3,3e-3"}, {"settings", 2}, {"tune_bytes", 65536},
                       {"train_bytes", 1000000}}},
-          {"recipe", {{"layers", 2}, {"dim", 16}, {"heads", 2}, {"seq", 8}, {"batch", 2}, {"steps", 10}, {"lr", 0.001},
-                      {"warmup", 1}, {"min_lr", 0.0001}, {"wd", 0.1}, {"clip", 1.0}, {"seed", 1}, {"eval_batches", 1}}},
-          {"runs", runs}};
+          {"recipe", tiny_recipe()}, {"runs", runs}};
 }
 
 TunedResults tuned_results(const json& runs) {
@@ -150,25 +148,16 @@ TEST_CASE("tuned rows: each run at its best on the tuning split, against its ln 
 
 TEST_CASE("make demo's report: a row that is not ok says what tuning found, only when tuned results are given",
           "[tune]") {
-  json demo_doc = {{"date", "2026-12-02"}, {"jobs", 2}, {"threads", 1}, {"cores", 2}, {"load", 0.5}, {"seconds", 90.0},
-               {"unigram_loss", 3.3},
-               {"recipe", tuned_json(json::array())["recipe"]}, {"runs", json::array()}};
-  for (const auto& [label, norm, val] : std::vector<std::tuple<std::string, std::string, double>>{
-           {"ln", "ln", 2.4}, {"dyt", "dyt", 3.35}, {"bhyt", "bhyt", 2.6}, {"verma", "dyt", 3.36}}) {
-    const json result = {{"final_train_loss", val}, {"val_loss", val}, {"tok_per_s", 1.0}, {"rms_0", 1.0},
-                         {"rms_2", 1.0}, {"diverged", false}, {"steps", 10}, {"seconds", 1.0}};
-    demo_doc["runs"].push_back({{"label", label}, {"flags", "--norm " + norm},
-                            {"config", {{"block", "pre"}, {"norm", norm}, {"recipe", ""}, {"layers", 2}}},
-                            {"exit_code", 0}, {"result", result}, {"curve", json::array()},
-                            {"train_curve", json::array()}});
-  }
+  const json demo_runs = json::array({demo_run("ln", "pre", "ln", "", 2.4), demo_run("dyt", "pre", "dyt", "", 3.35),
+                                      demo_run("bhyt", "pre", "bhyt", "", 2.6),
+                                      demo_run("verma", "pre", "dyt", "", 3.36)});
   json tuned_runs = json::array({
       tuned_run("ln", "ln", "", 2.40, {2.35, 2.40}, {2.30, 2.45}),
       tuned_run("dyt", "dyt", "", 3.35, {3.34, 3.35}, {2.69, 2.70}),
       tuned_run("bhyt", "bhyt", "", 2.60, {2.55, 2.60}, {2.56, 2.50}),  // the reported 2.50 is not the choice
   });
   const TunedResults tuned = tuned_results(tuned_runs);
-  const DemoResults demo = comparison_results_of<DemoResults>(demo_doc, "", "hand-made");
+  const DemoResults demo = comparison_results_of<DemoResults>(demo_doc(demo_runs), "", "hand-made");
   const std::string without = render_demo_report(demo);
   CHECK(without.find("What tuning found") == std::string::npos);
   CHECK(without.find("demo_tuned.md)") == std::string::npos);

@@ -12,6 +12,7 @@
 
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_logs.h"
 
 #include <signal.h>
 
@@ -50,13 +51,6 @@ std::string mpirun_flags(int ranks) {
 // A model whose steps take about a millisecond; one thread per rank.
 const std::string kRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --eval-batches 1 --act-stats-every 0 --threads 1 --quiet";
-
-// step -> the column of log.csv called `column`, empty cells left out
-std::map<int, double> log_column(const std::string& path, const std::string& column) {
-  std::map<int, double> values;
-  for (const auto& [step, value] : nl::read_log(path).column(column)) values[(int)step] = value;
-  return values;
-}
 
 int64_t checkpoint_step(const std::string& path) {
   return std::stoll(nl::load_safetensors(path).metadata.at("step"));
@@ -125,13 +119,8 @@ void check_same_losses(const std::string& reference_log, const std::string& log,
                        bool with_grad_norms) {
   for (const std::string column : {"train_loss", "grad_norm"}) {
     if (column == "grad_norm" && !with_grad_norms) continue;
-    const auto reference = log_column(reference_log, column), values = log_column(log, column);
-    REQUIRE(reference.size() == (size_t)steps);
-    REQUIRE(values.size() == (size_t)steps);
-    const auto [worst, all_found] = largest_difference(reference, values);
-    CHECK(all_found);
-    INFO("largest difference per step in column " << column << " of log.csv: " << worst);
-    CHECK(worst <= 1e-5);
+    REQUIRE(log_column(reference_log, column).size() == (size_t)steps);
+    check_same_column(reference_log, log, column, (size_t)steps, 1e-5);
   }
 }
 

@@ -15,9 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
-#include <map>
 #include <string>
 
 #include "nn/fold.h"
@@ -28,6 +26,7 @@
 #include "train/data/text_data.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_logs.h"
 
 using namespace nl;
 using namespace nl::test;
@@ -77,16 +76,6 @@ std::shared_ptr<GPT> load_model(const GPTConfig& config, const std::string& path
   AdamW optim(flat, AdamWConfig{});
   load_checkpoint(path, flat, optim, batch_gen);
   return model;
-}
-
-// step -> training loss, from a run's log.csv
-std::map<int, double> losses(const std::string& log) {
-  std::map<int, double> out;
-  std::ifstream in(log);
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) out[std::atoi(line.c_str())] = std::atof(line.c_str() + line.find(',') + 1);
-  return out;
 }
 
 }  // namespace
@@ -171,12 +160,8 @@ TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the l
   cbwc_run.resume = true;
   run_gpt(cbwc_run);  // refuses a checkpoint whose model is not cbwc
 
-  const auto a = losses(tmp.sub("ln/log.csv")), b = losses(tmp.sub("cbwc/log.csv"));
-  REQUIRE(b.size() == 20);
-  const auto [worst, all_steps] = largest_difference(a, b);
-  REQUIRE(all_steps);
-  INFO("largest |train loss difference| over steps 21-40: " << worst);
-  CHECK(worst < 1e-4);
+  // steps 21-40 of the cbwc run against the ln run's
+  check_same_column(tmp.sub("ln/log.csv"), tmp.sub("cbwc/log.csv"), "train_loss", 20, 1e-4);
 }
 
 TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with one line and writes nothing",
@@ -218,8 +203,9 @@ TEST_CASE("dropout: a run with dropout resumes exactly, and dropout changes the 
   halves.resume = true;
   run_gpt(halves);
   run_gpt(plain);
-  const auto a = losses(tmp.sub("straight/log.csv")), b = losses(tmp.sub("halves/log.csv")),
-             c = losses(tmp.sub("plain/log.csv"));
+  const auto a = log_column(tmp.sub("straight/log.csv"), "train_loss"),
+             b = log_column(tmp.sub("halves/log.csv"), "train_loss"),
+             c = log_column(tmp.sub("plain/log.csv"), "train_loss");
   REQUIRE(a.size() == 12);
   CHECK(a == b);
   CHECK(a.at(1) != c.at(1));

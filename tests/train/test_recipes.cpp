@@ -297,11 +297,6 @@ GPTRunConfig recipe_run(const std::string& recipe, const std::string& out_dir, i
   return c;
 }
 
-struct KeepThreads {
-  int n = num_threads();
-  ~KeepThreads() { set_num_threads(n); }
-};
-
 }  // namespace
 
 TEST_CASE("recipes: runs of bhyt-released, dyt-llm and verma stopped at 40 and resumed end as straight runs",
@@ -310,7 +305,7 @@ TEST_CASE("recipes: runs of bhyt-released, dyt-llm and verma stopped at 40 and r
     WARN("skipped: " << kFortunes << " is missing (apt-get install fortunes)");
     return;
   }
-  KeepThreads keep;
+  ThreadCountGuard keep;
   for (const std::string recipe : {"bhyt-released", "dyt-llm", "verma"}) {
     INFO(recipe);
     TempDir tmp;

@@ -11,10 +11,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,21 +29,6 @@ namespace fs = std::filesystem;
 using namespace nl::test;
 
 namespace {
-
-std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cols;
-    std::stringstream ss(line);
-    std::string c;
-    while (std::getline(ss, c, ',')) cols.push_back(c);
-    if (!line.empty() && line.back() == ',') cols.push_back("");
-    rows.push_back(cols);
-  }
-  return rows;
-}
 
 // The small run of the brief: 1 layer, dim 32, 2 heads, seq 16, batch 4.
 GPTRunConfig small_run(const std::string& out_dir, int64_t steps) {
@@ -78,18 +61,12 @@ void stopped_run(const std::string& dir, int64_t steps, int64_t stop_after) {
   run_gpt(c);
 }
 
-// run_gpt sets the process-wide thread count; later tests get theirs back.
-struct KeepThreads {
-  int n = num_threads();
-  ~KeepThreads() { set_num_threads(n); }
-};
-
 }  // namespace
 
 TEST_CASE("resume: a run stopped at 100 and resumed to 200 logs and ends exactly as a straight run",
           "[train][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
-  KeepThreads keep;
+  ThreadCountGuard keep;
   TempDir tmp;
   const std::string A = tmp.sub("A"), B = tmp.sub("B");
 
@@ -101,14 +78,14 @@ TEST_CASE("resume: a run stopped at 100 and resumed to 200 logs and ends exactly
   first.stop_after = 100;
   GPTRunResult r1 = run_gpt(first);
   CHECK(r1.steps_done == 100);
-  CHECK(csv_rows(B + "/log.csv").size() == 101);
+  CHECK(read_csv_rows(B + "/log.csv").size() == 101);
   CHECK_FALSE(fs::exists(B + "/sample.txt"));  // written only when the schedule is done
   GPTRunConfig second = small_run(B, 200);
   second.resume = true;
   GPTRunResult r2 = run_gpt(second);
   CHECK(r2.steps_done == 200);
 
-  auto la = csv_rows(A + "/log.csv"), lb = csv_rows(B + "/log.csv");
+  auto la = read_csv_rows(A + "/log.csv"), lb = read_csv_rows(B + "/log.csv");
   REQUIRE(la.size() == 201);  // header + 200 steps
   CHECK(lb.size() == la.size());
   REQUIRE(!lb.empty());
@@ -167,7 +144,7 @@ TEST_CASE("resume: a run stopped at 100 and resumed to 200 logs and ends exactly
 
 TEST_CASE("resume: the checkpoint holds every parameter, optim.m, optim.v and the step", "[train][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
-  KeepThreads keep;
+  ThreadCountGuard keep;
   TempDir tmp;
   const std::string dir = tmp.sub("run");
   stopped_run(dir, 6, 3);
@@ -194,7 +171,7 @@ TEST_CASE("resume: the checkpoint holds every parameter, optim.m, optim.v and th
   CHECK(m2 > 0);
   for (float v : f.tensors.at("optim.v").to_vector()) CHECK(v >= 0.0f);
   // the log has the three steps, the config.json is there
-  CHECK(csv_rows(dir + "/log.csv").size() == 4);
+  CHECK(read_csv_rows(dir + "/log.csv").size() == 4);
   CHECK(fs::exists(dir + "/config.json"));
 }
 
@@ -227,7 +204,7 @@ std::string expect_refused(const GPTRunConfig& c, const std::vector<std::string>
 
 TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no file", "[train][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
-  KeepThreads keep;
+  ThreadCountGuard keep;
   TempDir tmp;
   const std::string good = tmp.sub("good");
   stopped_run(good, 4, 2);
@@ -303,6 +280,6 @@ TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no 
     std::string d = copy();
     GPTRunResult r = run_gpt(resume_cfg(d));
     CHECK(r.steps_done == 4);
-    CHECK(csv_rows(d + "/log.csv").size() == 5);
+    CHECK(read_csv_rows(d + "/log.csv").size() == 5);
   }
 }
