@@ -97,12 +97,14 @@ else
   # "Build time"), so the code whose speed no run feels is compiled quickly:
   # - the tests' own code at -O0 (half the CPU time of -O1; the kernels it calls are the
   #   library's, at -O3, and the suite ran no slower);
-  # - at -O1 (half the time of -O3) the flags, files and reports, nlohmann-json and CLI11
-  #   code above all: what a run computes stays at -O3, since -O1 forms no FMAs and so
-  #   could round a training step's numbers differently (train/loop, train/optim,
-  #   train/safety, the models' tasks and studies/instruments, which measures each step).
+  # - at -O0 (a third of -O3's time; -O0 took 18 % less than -O1 on top of the precompiled
+  #   JSON) the flags, files and reports, nlohmann-json and CLI11 code above all: what a
+  #   run computes stays at -O3, since a lower level forms no FMAs and so could round a
+  #   training step's numbers differently (train/loop, train/optim, train/safety, the
+  #   models' tasks and studies/instruments, which measures each step); the checksums of
+  #   train/io are zlib's.
   TEST_OPT := -O0
-  COLD_OPT := -O1
+  COLD_OPT := -O0
   COLD_DIRS := train/flags train/io $(filter-out studies/instruments,$(wildcard studies/*))
 endif
 # the folder of this build without CUDA=1 / MPI=1: their objects are shared (below)
@@ -125,6 +127,12 @@ CXXFLAGS := -std=c++17 $(OPT) -fno-math-errno -Wall -Wextra -Wno-unused-paramete
 ifeq ($(HAVE_OPENMP),yes)
   CXXFLAGS += -fopenmp
   LDFLAGS += -fopenmp
+endif
+# gold, binutils' other linker, where it is installed: it links the test binary in about
+# half the time of the default ld (1.7 s against 3.8 s; a program 0.4 s against 0.9 s), and
+# a fresh clone links fifteen binaries (docs/performance.md, "Build time")
+ifneq ($(shell command -v ld.gold 2>/dev/null),)
+  LDFLAGS += -fuse-ld=gold
 endif
 # OpenBLAS's OpenMP build shares our OpenMP thread pool; the default pthread build
 # would start a second pool whose spinning threads fight ours for the two cores.
@@ -226,7 +234,6 @@ CLIS := $(CLI_SRCS:apps/%.cpp=$(BUILD)/%)
 # without compiling their mains again, and its .d file (included below) rebuilds it
 # when a header it includes changes
 CLI_OBJS := $(CLI_SRCS:%.cpp=$(BUILD)/%.o)
-$(CLI_OBJS): CXXFLAGS += $(COLD_OPT)
 BENCH_SRCS := $(wildcard bench/*.cpp)
 ifneq ($(CUDA),1)
   BENCH_SRCS := $(filter-out bench/bench_gpu.cpp,$(BENCH_SRCS))  # needs cuBLAS
@@ -235,27 +242,44 @@ BENCHES := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/%)
 TEST_SRCS := $(wildcard tests/*/*.cpp)
 TEST_OBJS := $(TEST_SRCS:%.cpp=$(SHARED_TESTS_IN)/%.o)
 $(TEST_OBJS): private CXXFLAGS += $(TEST_OPT)
-# Catch2 and the standard headers of tests/pch.h, precompiled once per build (GCC's .gch,
-# 80 MB) and loaded by each test object in place of parsing them: 0.6-0.8 s less CPU per
-# test object, over a minute of a fresh clone's build. GCC looks for X.gch beside the X
-# named by -include, so the header is copied there; a .gch GCC cannot use (other flags)
-# is skipped for that copy, with the same result. Clang (the TSan and fuzz builds) goes
-# without. `private`: the .gch, a prerequisite of the tests, inherits neither their -O
-# nor the -include. ccache caches a compile that loads a precompiled header, and the
-# .gch itself (GCC's are not the same bytes twice, so a test object compiled in another
+# Precompiled headers (GCC's .gch, 80-130 MB each), loaded by an object in place of parsing
+# what they hold: Catch2 and the standard headers for every test object (tests/pch.h), and
+# nlohmann-json for the objects that parse it (scripts/json-users.sh lists them: 98 of the
+# build's 230), about 0.7 s less CPU for each such object (docs/performance.md, "Build
+# time"). A .gch serves only objects compiled with the flags it was (GCC refused an -O1 one
+# at -O3 by crashing), so there is one per group: the tests, the tests that parse JSON, the
+# library's COLD_OPT objects (COLD_DIRS, the programs' mains) and its -O3 ones that parse JSON. Loading
+# one costs 0.3-0.5 s, which is why an object that does not parse JSON gets none. GCC
+# looks for X.gch beside the X named by -include, so the header is copied there; a .gch GCC
+# cannot use (other flags) is skipped for that copy, with the same result. Clang (the TSan
+# and fuzz builds) goes without. The flags of a .gch are fixed here, so it inherits nothing
+# from the objects that need it. ccache caches a compile that loads a precompiled header,
+# and the .gch itself (GCC's are not the same bytes twice, so an object compiled in another
 # worktree hits only with the cached .gch), only with the sloppiness pch_defines,
 # time_macros, added here to the configured one.
+COLD_OBJS := $(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/%),$(LIB_OBJS)) $(CLI_OBJS)
 ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
-  TEST_PCH := $(SHARED_TESTS_IN)/pch/tests/pch.h
-  $(TEST_PCH).gch: tests/pch.h
-	@mkdir -p $(dir $@)
-	cp $< $(TEST_PCH)
-	$(CXX) $(filter-out -MMD -MP,$(CXXFLAGS)) $(TEST_OPT) -x c++-header $< -o $@
-  $(TEST_OBJS): $(TEST_PCH).gch
-  $(TEST_OBJS): private CXXFLAGS += -include $(TEST_PCH)
-  $(TEST_OBJS) $(TEST_PCH).gch: export CCACHE_SLOPPINESS := $(shell ccache --get-config sloppiness 2>/dev/null | tr -d ' '),pch_defines,time_macros
+  JSON_SRCS := $(shell bash scripts/json-users.sh tensor autograd nn train studies apps tests)
+  JSON_OBJS := $(JSON_SRCS:%.cpp=$(BASE_BUILD)/%.o) $(JSON_SRCS:%.cpp=$(BUILD)/%.o)
+  TEST_JSON_OBJS := $(filter $(JSON_SRCS:%.cpp=$(SHARED_TESTS_IN)/%.o),$(TEST_OBJS))
+  PCH_SLOPPINESS := $(shell ccache --get-config sloppiness 2>/dev/null | tr -d ' '),pch_defines,time_macros
+  PCH_FLAGS := $(filter-out -MMD -MP,$(CXXFLAGS))
+  # $(call precompiled,HEADER,GROUP,FLAGS,OBJECTS): HEADER precompiled with FLAGS for OBJECTS
+  define precompiled
+    $(BASE_BUILD)/pch/$(2)/$(1).gch: $(1) $(5)
+	@mkdir -p $$(dir $$@)
+	cp $$< $(BASE_BUILD)/pch/$(2)/$(1)
+	$$(CXX) $$(PCH_FLAGS) $(3) -x c++-header $$< -o $$@
+    $(4): $(BASE_BUILD)/pch/$(2)/$(1).gch
+    $(4): private CXXFLAGS += -include $(BASE_BUILD)/pch/$(2)/$(1)
+    $(4) $(BASE_BUILD)/pch/$(2)/$(1).gch: export CCACHE_SLOPPINESS := $(PCH_SLOPPINESS)
+  endef
+  $(eval $(call precompiled,tests/pch.h,tests,$(TEST_OPT),$(filter-out $(TEST_JSON_OBJS),$(TEST_OBJS))))
+  $(eval $(call precompiled,tests/pch_json.h,tests,$(TEST_OPT),$(TEST_JSON_OBJS),tests/pch.h))
+  $(eval $(call precompiled,train/io/pch_json.h,cold,$(COLD_OPT),$(filter $(JSON_OBJS),$(COLD_OBJS))))
+  $(eval $(call precompiled,train/io/pch_json.h,hot,,$(filter-out $(COLD_OBJS),$(filter $(JSON_OBJS),$(LIB_OBJS)))))
 endif
-$(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/%),$(LIB_OBJS)): CXXFLAGS += $(COLD_OPT)
+$(COLD_OBJS): CXXFLAGS += $(COLD_OPT)
 TEST_BIN := $(BUILD)/run_tests
 
 .PHONY: all info deps test test-asan test-tsan fuzz valgrind bench-callgrind bench-gemm-libs bench benches demo demo-tuned demo-vit bhyt-gap dyt-trains clean
