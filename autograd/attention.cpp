@@ -29,26 +29,25 @@ Tensor head_view(const Tensor& qkv, int part, int64_t heads) {
 }  // namespace
 
 // attention on the head views of qkv, merged back to (B, T, C); dqkv = [dq | dk | dv]
-// in the layout of qkv, each part copied once into place from the kernel's gradients.
+// in the layout of qkv. The kernels write both in place through head views: the output
+// into the merged (B, T, C) tensor, the gradients into dqkv, so neither is copied.
 Var attention_qkv(const Var& qkv, int64_t heads, float scale, bool causal) {
   const Tensor x = qkv.value();
   NL_CHECK(x.dim() == 3 && heads > 0 && x.size(2) % (3 * heads) == 0, "attention_qkv: qkv must be (B, T, 3 H hd)",
            " with H = ", heads, ", got ", describe(x));
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2) / 3;
+  const Tensor merged = Tensor::empty({B, T, C}, DType::F32, x.device());
+  const Tensor merged_heads = merged.reshape({B, T, heads, C / heads}).permute({0, 2, 1, 3});
   AttentionForward f = attention_forward(head_view(x, 0, heads), head_view(x, 1, heads), head_view(x, 2, heads),
-                                         scale, causal);
-  const Tensor merged = f.out.permute({0, 2, 1, 3}).contiguous().reshape({B, T, C});
-  const Tensor out = f.out, lse = f.lse;
+                                         scale, causal, merged_heads);
+  const Tensor out = f.out, lse = f.lse;  // out: merged's head view
   return record("attention_qkv", merged, {qkv}, [x, out, lse, heads, scale, causal](const Tensor& g) {
     const int64_t B = x.size(0), T = x.size(1), C = x.size(2) / 3;
     // g (B, T, C) read as (B, H, T, hd) in place: the kernel takes strided head views
     const Tensor dout = g.reshape({B, T, heads, C / heads}).permute({0, 2, 1, 3});
-    AttentionGrads d = attention_backward(dout, head_view(x, 0, heads), head_view(x, 1, heads),
-                                          head_view(x, 2, heads), out, lse, scale, causal);
     Tensor dqkv = Tensor::empty(x.shape(), DType::F32, x.device());
-    head_view(dqkv, 0, heads).copy_from(d.dq);
-    head_view(dqkv, 1, heads).copy_from(d.dk);
-    head_view(dqkv, 2, heads).copy_from(d.dv);
+    attention_backward(dout, head_view(x, 0, heads), head_view(x, 1, heads), head_view(x, 2, heads), out, lse, scale,
+                       causal, {head_view(dqkv, 0, heads), head_view(dqkv, 1, heads), head_view(dqkv, 2, heads)});
     return std::vector<Tensor>{dqkv};
   });
 }

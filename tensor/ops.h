@@ -73,11 +73,17 @@ struct AttentionGrads {
   Tensor dk;  // (B, H, S, hd)
   Tensor dv;  // (B, H, S, hd)
 };
-// q (B, H, T, hd), k (B, H, S, hd), v (B, H, S, hd)
-AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal);
-// dout (B, H, T, hd), q, k, v as in the forward, out (B, H, T, hd) and lse (B, H, T) from it
+// q (B, H, T, hd), k (B, H, S, hd), v (B, H, S, hd). `out_into`, when given, is where the
+// output is written (and it is returned as out): a tensor of out's shape whose head dim is
+// contiguous and whose rows and heads do not overlap, such as the head views of a (B, T,
+// H hd) tensor, which then needs no copy to merge the heads (ag::attention_qkv).
+AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, float scale, bool causal,
+                                   const Tensor& out_into = Tensor());
+// dout (B, H, T, hd), q, k, v as in the forward, out (B, H, T, hd) and lse (B, H, T) from it;
+// the gradients go into `into`'s tensors where they are given, as out_into above.
 AttentionGrads attention_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v,
-                                  const Tensor& out, const Tensor& lse, float scale, bool causal);
+                                  const Tensor& out, const Tensor& lse, float scale, bool causal,
+                                  const AttentionGrads& into = {});
 
 // ---- matrix products through cblas_sgemm (tensor/cpu/matmul.cpp)
 // a (..., M, K) @ b (..., K, N) -> (..., M, N), batch dims broadcast; trans_a / trans_b

@@ -18,9 +18,10 @@
 // the tile), so that the softmax statistics of a query tile are vector operations across
 // its query rows, and each query's running sum adds its keys one at a time in key order.
 //
-// Inner products (product() below): one cblas_sgemm call per product of a tile pair that
-// is wholly visible, register-blocked SIMD loops that skip the masked part on a pair that
-// crosses the causal diagonal; the measurements that chose this are above product().
+// Inner products (product() below): one sgemm call on the calling thread per product of a
+// tile pair that is wholly visible (sgemm_one_thread: OpenBLAS's, oneDNN's in GEMM=onednn),
+// register-blocked SIMD loops that skip the masked part on a pair that crosses the causal
+// diagonal; the measurements that chose this are above product().
 //
 // Threads: one OpenMP parallel region per call. The forward's work items are
 // (batch, head, query tile). The backward's are (batch, head) pairs, each doing all of
@@ -102,8 +103,8 @@ void product_rows(int64_t n, int64_t depth, const float* x, int64_t xa, int64_t 
 // Entries inside a block that one of its rows may not see are masked to 0 by the caller.
 enum class Band { kQueryRowsKeyDepth, kKeyRowsQueryDepth, kKeyRowsQueryColumns };
 
-// A pair wholly below the diagonal (or without a mask) is one cblas_sgemm call; a pair
-// that crosses it, SIMD loops over the visible part. Measured on the kernels alone
+// A pair wholly below the diagonal (or without a mask) is one sgemm call; a pair that
+// crosses it, SIMD loops over the visible part. Measured on the kernels alone
 // (attention_forward + attention_backward, causal unless said, contiguous inputs, one
 // thread, best of 5 runs taken in turn, load average 3.5), with every product through
 // the SIMD loops / through sgemm / split as here,
@@ -149,23 +150,54 @@ void product(int64_t rows, int64_t n, int64_t depth, const float* x, int64_t xa,
 
 // ---- operands and geometry
 
-// A (B, H, rows, hd) operand as the kernels read it: row r of head (b, h) starts at
-// rows(b, h) + r * row_stride, and its hd values are contiguous. Strided views with a
-// contiguous head dim and rows that do not overlap (the qkv projection's head views, a
-// slice of a key/value cache) are read in place, as sgemm can; anything else is copied once.
-struct HeadRows {
+// A (B, H, rows, hd) operand as the kernels read it (Float = const float) or write it
+// (float): row r of head (b, h) starts at rows(b, h) + r * row_stride, and its hd values
+// are contiguous. Strided views with a contiguous head dim and rows that do not overlap
+// (the qkv projection's head views, a slice of a key/value cache) are read in place, as
+// sgemm can; anything else is copied once. Outputs given to the kernels are written in
+// place under the same conditions (attention_qkv's merged output and dqkv).
+template <class Float>
+struct Rows {
   Tensor keep;  // holds the storage (the copy, when one was made)
-  const float* base;
+  Float* base;
   int64_t batch_stride, head_stride, row_stride;
-  const float* rows(int64_t b, int64_t h) const { return base + b * batch_stride + h * head_stride; }
+  Float* rows(int64_t b, int64_t h) const { return base + b * batch_stride + h * head_stride; }
 };
+using HeadRows = Rows<const float>;
+using HeadRowsOut = Rows<float>;
 
-HeadRows head_rows(const Tensor& t) {
+bool rows_in_place(const Tensor& t) {
   const int64_t rows = t.size(2), hd = t.size(3);
-  const bool in_place = (hd == 1 || t.strides()[3] == 1) && (rows == 1 || t.strides()[2] >= hd);
-  const Tensor c = in_place ? t : t.contiguous();
+  return (hd == 1 || t.strides()[3] == 1) && (rows == 1 || t.strides()[2] >= hd);
+}
+
+template <class Float>
+Rows<Float> rows_of(const Tensor& t) {
   // a single row's stride is never followed; sgemm still wants it at least hd
-  return {c, c.data(), c.strides()[0], c.strides()[1], rows == 1 ? hd : c.strides()[2]};
+  const int64_t rows = t.size(2), hd = t.size(3);
+  return {t, t.data(), t.strides()[0], t.strides()[1], rows == 1 ? hd : t.strides()[2]};
+}
+
+HeadRows head_rows(const Tensor& t) { return rows_of<const float>(rows_in_place(t) ? t : t.contiguous()); }
+
+// An output of this shape: `into` when given (checked: its head dim contiguous, its rows
+// and heads apart), else a new contiguous tensor.
+HeadRowsOut output_rows(const char* op, const Tensor& into, const Shape& shape) {
+  if (!into.defined()) return rows_of<float>(Tensor::empty(shape));
+  check_cpu_f32(op, into);
+  NL_CHECK(into.shape() == shape, op, ": the output ", describe(into), " is not ", to_string(shape));
+  const bool apart = (shape[0] == 1 || into.strides()[0] != 0) && (shape[1] == 1 || into.strides()[1] != 0);
+  NL_CHECK(rows_in_place(into) && apart, op, ": the output ", describe(into),
+           " needs a contiguous head dim and rows and heads that do not overlap");
+  return rows_of<float>(into);
+}
+
+// A result the CUDA kernels made, copied into `into` when one is given, and then that.
+void place_into(Tensor& result, const Tensor& into) {
+  if (!into.defined()) return;
+  Tensor target = into;
+  target.copy_from(result);
+  result = target;
 }
 
 struct Geometry {
@@ -228,7 +260,7 @@ int64_t score_columns(int64_t rows) { return std::min(kTile, (rows + 15) / 16 * 
 
 // One query tile of one head: rows queries from i0.
 void forward_tile(const Geometry& g, const HeadRows& q, const HeadRows& k, const HeadRows& v, int64_t b,
-                  int64_t h, int64_t i0, float* out, float* lse, float* scratch) {
+                  int64_t h, int64_t i0, const HeadRowsOut& out, float* lse, float* scratch) {
   const int64_t rows = std::min(kTile, g.T - i0), cols = score_columns(rows), hd = g.hd;
   float* qt = scratch;                 // (hd, kTile): the query tile transposed
   float* st = qt + hd * kTile;         // (kTile, kTile): scores, then probabilities, one row per key
@@ -237,8 +269,9 @@ void forward_tile(const Geometry& g, const HeadRows& q, const HeadRows& k, const
   float* grown = l + kTile;            // (kTile) the new maximum, then the factor exp(m_old - m_new)
   const float *kh = k.rows(b, h), *vh = v.rows(b, h);
   transpose_tile(q.rows(b, h) + i0 * q.row_stride, q.row_stride, rows, hd, qt);
-  float* o = out + i0 * hd;  // (rows, hd): the unnormalised output, in place
-  std::fill(o, o + rows * hd, 0.0f);
+  const int64_t os = out.row_stride;
+  float* o = out.rows(b, h) + i0 * os;  // (rows, hd), row stride os: the unnormalised output, in place
+  for (int64_t r = 0; r < rows; ++r) std::fill(o + r * os, o + r * os + hd, 0.0f);
   std::fill(m, m + kTile, -INFINITY);
   std::fill(l, l + kTile, 0.0f);
   const int64_t tiles = g.key_tiles_seen(i0, rows);
@@ -277,17 +310,17 @@ void forward_tile(const Geometry& g, const HeadRows& q, const HeadRows& k, const
       }
     }
     for (int64_t r = 0; r < rows; ++r) {
-      float* orow = o + r * hd;
+      float* orow = o + r * os;
       const float rescale = grown[r];
 #pragma omp simd
       for (int64_t d = 0; d < hd; ++d) orow[d] *= rescale;
     }
     // O (rows x hd) += P (query r, key c at st[c * kTile + r]) @ V (keys x hd)
-    product<true>(rows, hd, keys, st, 1, kTile, vh + j0 * v.row_stride, v.row_stride, o, hd,
+    product<true>(rows, hd, keys, st, 1, kTile, vh + j0 * v.row_stride, v.row_stride, o, os,
                   Band::kQueryRowsKeyDepth, first);
   }
   for (int64_t r = 0; r < rows; ++r) {
-    float* orow = o + r * hd;
+    float* orow = o + r * os;
     const float inv = 1.0f / l[r];
 #pragma omp simd
     for (int64_t d = 0; d < hd; ++d) orow[d] *= inv;
@@ -308,9 +341,8 @@ struct QueryTile {
 };
 
 struct BackwardInputs {
-  HeadRows q, k, v, dout;
-  const float* out;  // (B, H, T, hd), contiguous
-  const float* lse;  // (B, H, T)
+  HeadRows q, k, v, dout, out;
+  const float* lse;  // (B, H, T), contiguous
 };
 
 void load_query_tile(const Geometry& g, const BackwardInputs& in, int64_t b, int64_t h, int64_t i0, QueryTile& tile) {
@@ -319,13 +351,13 @@ void load_query_tile(const Geometry& g, const BackwardInputs& in, int64_t b, int
   tile.rows = rows;
   tile.cols = score_columns(rows);
   const float* dout = in.dout.rows(b, h) + i0 * in.dout.row_stride;
-  const float* out = in.out + (head * g.T + i0) * hd;
+  const float* out = in.out.rows(b, h) + i0 * in.out.row_stride;
   transpose_tile(in.q.rows(b, h) + i0 * in.q.row_stride, in.q.row_stride, rows, hd, tile.qt);
   transpose_tile(dout, in.dout.row_stride, rows, hd, tile.dot);
   for (int64_t r = 0; r < kTile; ++r) {
     float dot = 0.0f;
     if (r < rows) {
-      const float *gr = dout + r * in.dout.row_stride, *orow = out + r * hd;
+      const float *gr = dout + r * in.dout.row_stride, *orow = out + r * in.out.row_stride;
 #pragma omp simd reduction(+ : dot)
       for (int64_t d = 0; d < hd; ++d) dot += gr[d] * orow[d];
     }
@@ -356,23 +388,24 @@ void tile_probabilities(const Geometry& g, const BackwardInputs& in, int64_t b, 
   }
 }
 
-// dv and dk of the key tile at j0 (rows of dv_rows / dk_rows, row stride hd) += this
+// dk and dv of the key tile at j0 (rows of dk_rows / dv_rows, row strides ldk / ldv) += this
 // query tile's share:  dv += P^T dout,  dk += dS^T q
 void add_key_grads(const Geometry& g, const BackwardInputs& in, int64_t b, int64_t h, int64_t j0, int64_t keys,
-                   const QueryTile& tile, const float* pt, const float* dst, float* dk_rows, float* dv_rows) {
+                   const QueryTile& tile, const float* pt, const float* dst, float* dk_rows, int64_t ldk,
+                   float* dv_rows, int64_t ldv) {
   const HeadRows &q = in.q, &dout = in.dout;
   const int64_t i0 = tile.i0, first = g.first_row(i0, j0);
   product<true>(keys, g.hd, tile.rows, pt, kTile, 1, dout.rows(b, h) + i0 * dout.row_stride, dout.row_stride,
-                dv_rows, g.hd, Band::kKeyRowsQueryDepth, first);
+                dv_rows, ldv, Band::kKeyRowsQueryDepth, first);
   product<true>(keys, g.hd, tile.rows, dst, kTile, 1, q.rows(b, h) + i0 * q.row_stride, q.row_stride, dk_rows,
-                g.hd, Band::kKeyRowsQueryDepth, first);
+                ldk, Band::kKeyRowsQueryDepth, first);
 }
 
-// dq of the query tile (rows x hd at dq_rows) += dS k for the key tile at j0
+// dq of the query tile (rows x hd at dq_rows, row stride ldq) += dS k for the key tile at j0
 void add_query_grads(const Geometry& g, const BackwardInputs& in, int64_t b, int64_t h, int64_t j0, int64_t keys,
-                     const QueryTile& tile, const float* dst, float* dq_rows) {
+                     const QueryTile& tile, const float* dst, float* dq_rows, int64_t ldq) {
   product<true>(tile.rows, g.hd, keys, dst, 1, kTile, in.k.rows(b, h) + j0 * in.k.row_stride, in.k.row_stride,
-                dq_rows, g.hd, Band::kQueryRowsKeyDepth, g.first_row(tile.i0, j0));
+                dq_rows, ldq, Band::kQueryRowsKeyDepth, g.first_row(tile.i0, j0));
 }
 
 }  // namespace
@@ -381,16 +414,20 @@ void add_query_grads(const Geometry& g, const BackwardInputs& in, int64_t b, int
 //   s_ij = scale q_i . k_j (j visible to i),  lse_i = log sum_j exp(s_ij),
 //   out_i = sum_j exp(s_ij - lse_i) v_j
 AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, float scale,
-                                   bool causal) {
-  if (on_cuda("attention_forward", {&q_in, &k_in, &v_in}))
-    return cuda::attention_forward(q_in, k_in, v_in, scale, causal);
+                                   bool causal, const Tensor& out_into) {
+  if (on_cuda("attention_forward", {&q_in, &k_in, &v_in})) {
+    AttentionForward f = cuda::attention_forward(q_in, k_in, v_in, scale, causal);
+    place_into(f.out, out_into);
+    return f;
+  }
   const Geometry g = check_inputs("attention_forward", q_in, k_in, v_in, scale, causal);
-  AttentionForward result{Tensor::empty({g.B, g.H, g.T, g.hd}), Tensor::empty({g.B, g.H, g.T})};
+  const HeadRowsOut out = output_rows("attention_forward", out_into, {g.B, g.H, g.T, g.hd});
+  AttentionForward result{out.keep, Tensor::empty({g.B, g.H, g.T})};
   if (g.T == 0 || g.B * g.H == 0) return result;
   const HeadRows q = head_rows(q_in), k = head_rows(k_in), v = head_rows(v_in);
   const int threads = num_threads();
   const Scratch scratch(threads, g.hd * kTile + kTile * kTile + 3 * kTile);
-  float *out = result.out.data(), *lse = result.lse.data();
+  float* lse = result.lse.data();
   const int64_t tiles = g.query_tiles(), items = g.B * g.H * tiles;
 #pragma omp parallel num_threads(threads) if (g.parallel())
   {
@@ -398,7 +435,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
 #pragma omp for schedule(dynamic)
     for (int64_t item = 0; item < items; ++item) {
       const int64_t head = item / tiles, b = head / g.H, h = head % g.H;
-      forward_tile(g, q, k, v, b, h, (item % tiles) * kTile, out + head * g.T * g.hd, lse + head * g.T, mine);
+      forward_tile(g, q, k, v, b, h, (item % tiles) * kTile, out, lse + head * g.T, mine);
     }
   }
   return result;
@@ -412,29 +449,41 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
 //   dq_i = scale sum_j dS_ij k_j,   dk_j = scale sum_i dS_ij q_i
 // Masked pairs have P = 0, so they add nothing to any of these sums.
 AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
-                                  const Tensor& out, const Tensor& lse, float scale, bool causal) {
-  if (on_cuda("attention_backward", {&dout, &q_in, &k_in, &v_in, &out, &lse}))
-    return cuda::attention_backward(dout, q_in, k_in, v_in, out, lse, scale, causal);
+                                  const Tensor& out, const Tensor& lse, float scale, bool causal,
+                                  const AttentionGrads& into) {
+  if (on_cuda("attention_backward", {&dout, &q_in, &k_in, &v_in, &out, &lse})) {
+    AttentionGrads d = cuda::attention_backward(dout, q_in, k_in, v_in, out, lse, scale, causal);
+    place_into(d.dq, into.dq);
+    place_into(d.dk, into.dk);
+    place_into(d.dv, into.dv);
+    return d;
+  }
   const char* op = "attention_backward";
   const Geometry g = check_inputs(op, q_in, k_in, v_in, scale, causal);
   check_cpu_f32(op, dout);
   check_cpu_f32(op, out);
   check_cpu_f32(op, lse);
   check_attention_grad_shapes(op, {g.B, g.H, g.T, g.S, g.hd}, q_in, dout, out, lse);
-  AttentionGrads grads{Tensor::empty(q_in.shape()), Tensor::empty(k_in.shape()), Tensor::empty(v_in.shape())};
+  const HeadRowsOut dq = output_rows(op, into.dq, q_in.shape()), dk = output_rows(op, into.dk, k_in.shape()),
+                    dv = output_rows(op, into.dv, v_in.shape());
+  AttentionGrads grads{dq.keep, dk.keep, dv.keep};
   if (g.B * g.H == 0) return grads;
   if (g.T == 0) {
     grads.dk.fill_(0.0f);
     grads.dv.fill_(0.0f);
     return grads;
   }
-  const Tensor out_c = out.contiguous(), lse_c = lse.contiguous();
-  const BackwardInputs in{head_rows(q_in), head_rows(k_in), head_rows(v_in), head_rows(dout), out_c.data(),
+  const Tensor lse_c = lse.contiguous();
+  const BackwardInputs in{head_rows(q_in), head_rows(k_in), head_rows(v_in), head_rows(dout), head_rows(out),
                           lse_c.data()};
   const int threads = num_threads();
   const Scratch scratch(threads, QueryTile::floats(g.hd) + 2 * kTile * kTile);
   const int64_t hd = g.hd, heads = g.B * g.H, qtiles = g.query_tiles(), ktiles = g.key_tiles();
-  float *dq = grads.dq.data(), *dk = grads.dk.data(), *dv = grads.dv.data();
+  const int64_t ldq = dq.row_stride, ldk = dk.row_stride, ldv = dv.row_stride;
+  // rows r0 .. r0 + n - 1 of an output head set to zero
+  auto zero_rows = [hd](float* rows, int64_t ld, int64_t n) {
+    for (int64_t r = 0; r < n; ++r) std::fill(rows + r * ld, rows + r * ld + hd, 0.0f);
+  };
   const bool per_head = heads >= threads;
 #pragma omp parallel num_threads(threads) if (g.parallel())
   {
@@ -446,19 +495,19 @@ AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const 
 #pragma omp for schedule(dynamic)
       for (int64_t head = 0; head < heads; ++head) {
         const int64_t b = head / g.H, h = head % g.H;
-        float *dqh = dq + head * g.T * hd, *dkh = dk + head * g.S * hd, *dvh = dv + head * g.S * hd;
-        std::fill(dkh, dkh + g.S * hd, 0.0f);
-        std::fill(dvh, dvh + g.S * hd, 0.0f);
+        float *dqh = dq.rows(b, h), *dkh = dk.rows(b, h), *dvh = dv.rows(b, h);
+        zero_rows(dkh, ldk, g.S);
+        zero_rows(dvh, ldv, g.S);
         for (int64_t qt = 0; qt < qtiles; ++qt) {
           load_query_tile(g, in, b, h, qt * kTile, tile);
-          float* dqi = dqh + tile.i0 * hd;
-          std::fill(dqi, dqi + tile.rows * hd, 0.0f);
+          float* dqi = dqh + tile.i0 * ldq;
+          zero_rows(dqi, ldq, tile.rows);
           const int64_t seen = g.key_tiles_seen(tile.i0, tile.rows);
           for (int64_t kt = 0; kt < seen; ++kt) {
             const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0);
             tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
-            add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkh + j0 * hd, dvh + j0 * hd);
-            add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi);
+            add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkh + j0 * ldk, ldk, dvh + j0 * ldv, ldv);
+            add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi, ldq);
           }
         }
       }
@@ -467,26 +516,26 @@ AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const 
       for (int64_t item = 0; item < heads * ktiles; ++item) {
         const int64_t head = item / ktiles, b = head / g.H, h = head % g.H;
         const int64_t j0 = (item % ktiles) * kTile, keys = std::min(kTile, g.S - j0);
-        float *dkj = dk + (head * g.S + j0) * hd, *dvj = dv + (head * g.S + j0) * hd;
-        std::fill(dkj, dkj + keys * hd, 0.0f);
-        std::fill(dvj, dvj + keys * hd, 0.0f);
+        float *dkj = dk.rows(b, h) + j0 * ldk, *dvj = dv.rows(b, h) + j0 * ldv;
+        zero_rows(dkj, ldk, keys);
+        zero_rows(dvj, ldv, keys);
         for (int64_t qt = g.first_query_tile(j0); qt < qtiles; ++qt) {
           load_query_tile(g, in, b, h, qt * kTile, tile);
           tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
-          add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkj, dvj);
+          add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkj, ldk, dvj, ldv);
         }
       }
 #pragma omp for schedule(dynamic)
       for (int64_t item = 0; item < heads * qtiles; ++item) {
         const int64_t head = item / qtiles, b = head / g.H, h = head % g.H;
         load_query_tile(g, in, b, h, (item % qtiles) * kTile, tile);
-        float* dqi = dq + (head * g.T + tile.i0) * hd;
-        std::fill(dqi, dqi + tile.rows * hd, 0.0f);
+        float* dqi = dq.rows(b, h) + tile.i0 * ldq;
+        zero_rows(dqi, ldq, tile.rows);
         const int64_t seen = g.key_tiles_seen(tile.i0, tile.rows);
         for (int64_t kt = 0; kt < seen; ++kt) {
           const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0);
           tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
-          add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi);
+          add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi, ldq);
         }
       }
     }

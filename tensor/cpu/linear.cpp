@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cpu/column_sums.h"
 #include "tensor/cpu/gelu.h"
 #include "tensor/cpu/gemm.h"
 #include "tensor/dispatch.h"
@@ -82,15 +83,10 @@ LinearEpilogueGrads linear_epilogue_backward(const Tensor& pre, const Tensor& do
   const float* pg = g.data();
   float* pd = dpre.data();
   float* pdb = db.data();
-  // columns in blocks, each block's rows in order: every db_j is one thread's, summed as sum()
-  // does. Per row, dpre's piece is written and then added up while in L1: two loops that each
-  // vectorise (callgrind: 16.9 M instructions a tiny step, against 17.0 M for blocks of 256 and
-  // 16.95 M for one loop of both in blocks of 64).
-  constexpr int64_t kBlock = 128;
-#pragma omp parallel for if (M * N > kParallelGrain)
-  for (int64_t j0 = 0; j0 < N; j0 += kBlock) {
-    const int64_t j1 = std::min(N, j0 + kBlock);
-    double acc[kBlock] = {0};
+  // columns in blocks (tensor/cpu/column_sums.h), each block's rows in order: every db_j is
+  // one thread's, summed as sum() does. Per row, dpre's piece is written and then added up
+  // while in L1: two loops that each vectorise.
+  cpu::for_column_blocks(N, M * N > kParallelGrain, [&](int64_t j0, int64_t j1, double* acc) {
     for (int64_t i = 0; i < M; ++i) {
       const float* z = pz + i * N;
       const float* g = pg + i * N;
@@ -99,7 +95,7 @@ LinearEpilogueGrads linear_epilogue_backward(const Tensor& pre, const Tensor& do
       for (int64_t j = j0; j < j1; ++j) acc[j - j0] += d[j];
     }
     for (int64_t j = j0; j < j1; ++j) pdb[j] = (float)acc[j - j0];
-  }
+  });
   return {dpre, db};
 }
 

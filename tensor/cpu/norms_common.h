@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cpu/column_sums.h"
 #include "tensor/tensor.h"
 #include "tensor/threads.h"
 
@@ -77,14 +78,16 @@ class RowChunks {
   int64_t end(int64_t k) const { return (k + 1) * rows_ / chunks_; }
   double* partial(int64_t k) { return partials_.data() + k * width_; }
 
-  // out[j] = sum over chunks k of partial(k)[first + j], j < count, in chunk order.
+  // out[j] = sum over chunks k of partial(k)[first + j], j < count, in chunk order; a
+  // block of columns at a time, so that each chunk's partials are read in a row.
   void total(int64_t first, int64_t count, float* out) const {
-#pragma omp parallel for schedule(static) if (count * chunks_ > kParallelGrain)
-    for (int64_t j = 0; j < count; ++j) {
-      double s = 0.0;
-      for (int64_t k = 0; k < chunks_; ++k) s += partials_[(size_t)(k * width_ + first + j)];
-      out[j] = (float)s;
-    }
+    cpu::for_column_blocks(count, count * chunks_ > kParallelGrain, [&](int64_t j0, int64_t j1, double* s) {
+      for (int64_t k = 0; k < chunks_; ++k) {
+        const double* p = partials_.data() + k * width_ + first;
+        for (int64_t j = j0; j < j1; ++j) s[j - j0] += p[j];
+      }
+      for (int64_t j = j0; j < j1; ++j) out[j] = (float)s[j - j0];
+    });
   }
 
  private:

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "tensor/cpu/check.h"
+#include "tensor/cpu/column_sums.h"
 #include "tensor/cuda/kernels.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -43,15 +44,11 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
     // out[j] = sum_i x[i, j]: stream the rows, accumulating columns in double
     const float* in = x.data();
     const int64_t cols = p.rows, n_rows = p.inner;
-    const int64_t block = 256;
-#pragma omp parallel for if (x.numel() > kParallelGrain)
-    for (int64_t j0 = 0; j0 < cols; j0 += block) {
-      const int64_t j1 = std::min(cols, j0 + block);
-      double acc[256] = {0};
+    cpu::for_column_blocks(cols, x.numel() > kParallelGrain, [&](int64_t j0, int64_t j1, double* acc) {
       for (int64_t i = 0; i < n_rows; ++i)
         for (int64_t j = j0; j < j1; ++j) acc[j - j0] += in[i * cols + j];
       for (int64_t j = j0; j < j1; ++j) o[j] = (float)acc[j - j0];
-    }
+    });
     return out;
   }
   return each_row(x, p, [](const float* row, int64_t n) {

@@ -189,6 +189,44 @@ TEST_CASE("attention kernels give the same bits at any thread count, on both bac
   }
 }
 
+TEST_CASE("attention kernels write into given head views the bits they return in new tensors", "[attention]") {
+  Generator gen(75);
+  // B * H = 2 with 3 threads takes the split backward, with 1 the per-head one
+  const int64_t B = 1, T = 150, H = 2, hd = 16, C = H * hd;
+  const Tensor qkv = gen.normal({B, T, 3 * C}), dout = gen.normal({B, H, T, hd});
+  auto heads_of = [&](const Tensor& t, int part) {
+    return t.slice(2, part * C, (part + 1) * C).reshape({B, T, H, hd}).permute({0, 2, 1, 3});
+  };
+  const Tensor q = heads_of(qkv, 0), k = heads_of(qkv, 1), v = heads_of(qkv, 2);
+  for (bool causal : {true, false})
+    for (int threads : {1, 3}) {
+      INFO((causal ? "causal, " : "full, ") << threads << " threads");
+      ScopedThreads scoped(threads);
+      const AttentionForward fresh = attention_forward(q, k, v, 0.3f, causal);
+      const Tensor merged = Tensor::full({B, T, C}, 7.0f);  // (B, T, H hd), as attention_qkv merges heads
+      const AttentionForward into = attention_forward(q, k, v, 0.3f, causal, heads_of(merged, 0));
+      CHECK(into.out.data() == merged.data());
+      CHECK(same_bits(merged.reshape({B, T, H, hd}).permute({0, 2, 1, 3}), fresh.out));
+      CHECK(same_bits(into.lse, fresh.lse));
+      const AttentionGrads g = attention_backward(dout, q, k, v, fresh.out, fresh.lse, 0.3f, causal);
+      const Tensor dqkv = Tensor::full({B, T, 3 * C}, 7.0f);
+      // the saved output read in place from its head view
+      const AttentionGrads gi = attention_backward(dout, q, k, v, into.out, into.lse, 0.3f, causal,
+                                                   {heads_of(dqkv, 0), heads_of(dqkv, 1), heads_of(dqkv, 2)});
+      CHECK(gi.dk.data() == dqkv.data() + C);
+      CHECK(same_bits(heads_of(dqkv, 0), g.dq));
+      CHECK(same_bits(heads_of(dqkv, 1), g.dk));
+      CHECK(same_bits(heads_of(dqkv, 2), g.dv));
+    }
+  // an output whose head dim is strided, or of another shape, is refused by name
+  const Tensor wide = Tensor::zeros({B, H, T, 2 * hd}).slice(3, 0, 2 * hd, 2);
+  CHECK_THROWS_WITH(attention_forward(q, k, v, 0.3f, true, wide),
+                    Contains("attention_forward") && Contains("contiguous head dim"));
+  CHECK_THROWS_WITH(attention_backward(dout, q, k, v, dout, Tensor::zeros({B, H, T}), 0.3f, true,
+                                       {Tensor(), Tensor::zeros({B, H, T + 1, hd}), Tensor()}),
+                    Contains("attention_backward") && Contains("is not (1, 2, 150, 16)"));
+}
+
 TEST_CASE("attention kernels refuse mismatched shapes, a causal mask with fewer keys, empty heads", "[attention]") {
   const Tensor q = Tensor::zeros({1, 2, 5, 4}), k = Tensor::zeros({1, 2, 6, 4});
   CHECK_THROWS_WITH(attention_forward(q, k, Tensor::zeros({1, 2, 6, 3}), 1.0f, false),
