@@ -19,10 +19,9 @@
 #   make demo-vit   the same comparison for a ViT on Fashion-MNIST
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
 #          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
-#          NCCL: docs/distributed.md), GEMM=onednn (the products' tiles and attention's
-#          products through oneDNN's sgemm instead of OpenBLAS's, build/release-onednn;
-#          needs libdnnl-dev: scripts/install-deps.sh gemm-libs; docs/performance.md,
-#          "Fused epilogues"),
+#          NCCL: docs/distributed.md), GEMM=onednn (the products' tiles through oneDNN's
+#          sgemm instead of OpenBLAS's, build/release-onednn; needs libdnnl-dev:
+#          scripts/install-deps.sh gemm-libs; docs/performance.md, "Fused epilogues"),
 #          THREADS=N for demo/bench, OPENBLAS_DIR=dir (OpenBLAS and Catch2 unpacked from
 #          .deb files, for machines without them: scripts/gpu-check.sh).
 
@@ -169,9 +168,8 @@ ifeq ($(CUDA),1)
 else
   LIB_SRCS += tensor/cuda/stub.cpp
 endif
-# GEMM=onednn: tensor/cpu/gemm.cpp hands each tile, and each of attention's per-tile products,
-# to oneDNN's sgemm (one call on one thread, as OpenBLAS's); OpenBLAS stays linked for LAPACK
-# and for a product oneDNN refuses
+# GEMM=onednn: tensor/cpu/gemm.cpp hands each tile to oneDNN's sgemm (one thread per tile,
+# as OpenBLAS's); OpenBLAS stays linked for everything else (attention's tiles, LAPACK)
 ifeq ($(GEMM),onednn)
   VARIANT_CXXFLAGS += -DNL_GEMM_ONEDNN
   LDLIBS += -ldnnl

@@ -18,10 +18,9 @@
 // the tile), so that the softmax statistics of a query tile are vector operations across
 // its query rows, and each query's running sum adds its keys one at a time in key order.
 //
-// Inner products (product() below): one sgemm call on the calling thread per product of a
-// tile pair that is wholly visible (sgemm_one_thread: OpenBLAS's, oneDNN's in GEMM=onednn),
-// register-blocked SIMD loops that skip the masked part on a pair that crosses the causal
-// diagonal; the measurements that chose this are above product().
+// Inner products (product() below): one cblas_sgemm call per product of a tile pair that
+// is wholly visible, register-blocked SIMD loops that skip the masked part on a pair that
+// crosses the causal diagonal; the measurements that chose this are above product().
 //
 // Threads: one OpenMP parallel region per call. The forward's work items are
 // (batch, head, query tile). The backward's are (batch, head) pairs, each doing all of
@@ -103,8 +102,8 @@ void product_rows(int64_t n, int64_t depth, const float* x, int64_t xa, int64_t 
 // Entries inside a block that one of its rows may not see are masked to 0 by the caller.
 enum class Band { kQueryRowsKeyDepth, kKeyRowsQueryDepth, kKeyRowsQueryColumns };
 
-// A pair wholly below the diagonal (or without a mask) is one sgemm call; a pair that
-// crosses it, SIMD loops over the visible part. Measured on the kernels alone
+// A pair wholly below the diagonal (or without a mask) is one cblas_sgemm call; a pair
+// that crosses it, SIMD loops over the visible part. Measured on the kernels alone
 // (attention_forward + attention_backward, causal unless said, contiguous inputs, one
 // thread, best of 5 runs taken in turn, load average 3.5), with every product through
 // the SIMD loops / through sgemm / split as here,

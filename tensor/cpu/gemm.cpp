@@ -52,31 +52,21 @@ void on_one_thread(const Call& call) {
   call();
 }
 
-// oneDNN's row-major dnnl_sgemm (make GEMM=onednn), the one place this build calls it; false
-// if it refused the product, or in a build without it. Like OpenBLAS's OpenMP build it stays
-// on the calling thread inside an active parallel region and otherwise follows
-// omp_get_max_threads() (so it is called under on_one_thread). Its kernels sum in another
-// order than OpenBLAS's: the two builds' runs differ in the last bits, not with the threads.
-bool onednn_sgemm(const Gemm& g) {
-#ifdef NL_GEMM_ONEDNN
-  const auto flag = [](CBLAS_TRANSPOSE t) { return t == CblasNoTrans ? 'N' : 'T'; };
-  return dnnl_sgemm(flag(g.trans_a), flag(g.trans_b), g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c,
-                    g.ldc) == dnnl_success;
-#else
-  (void)g;
-  return false;
-#endif
-}
-
 // One tile's product on the calling thread; false if the library refused it.
 // OpenBLAS: its SkylakeX-family kernels send a row-major NN product with alpha 1, beta 0
 // and m n k below 7.3 M to an unpacked "direct" kernel, which ran a tile of the tiny step's
 // MLP input gradient (128 x 64 x 512) at 0.4x the packed kernels' speed. The same product
 // asked in column-major form (C^T = B^T A^T, which is how OpenBLAS runs a row-major call
 // anyway) always takes the packed kernels.
+// oneDNN (make GEMM=onednn): its row-major dnnl_sgemm, which, like OpenBLAS's OpenMP build,
+// stays on the calling thread inside an active parallel region and otherwise follows
+// omp_get_max_threads() (set to 1 around it by on_one_thread). Its kernels sum in another
+// order than OpenBLAS's: the two builds' runs differ in the last bits, not with the threads.
 bool tile_sgemm(const Gemm& g) {
 #ifdef NL_GEMM_ONEDNN
-  return onednn_sgemm(g);
+  const auto flag = [](CBLAS_TRANSPOSE t) { return t == CblasNoTrans ? 'N' : 'T'; };
+  return dnnl_sgemm(flag(g.trans_a), flag(g.trans_b), g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c,
+                    g.ldc) == dnnl_success;
 #else
   cblas_sgemm(CblasColMajor, g.trans_b, g.trans_a, (int)g.n, (int)g.m, (int)g.k, g.alpha, g.b, (int)g.ldb, g.a,
               (int)g.lda, g.beta, g.c, (int)g.ldc);
@@ -88,9 +78,6 @@ bool tile_sgemm(const Gemm& g) {
 
 void sgemm_one_thread(const Gemm& g) {
   on_one_thread([&] {
-    // oneDNN where the build has it; where it refuses, OpenBLAS computes the product (or
-    // reports its error), as an exception may not leave the callers' parallel regions
-    if (onednn_sgemm(g)) return;
     cblas_sgemm(CblasRowMajor, g.trans_a, g.trans_b, (int)g.m, (int)g.n, (int)g.k, g.alpha, g.a, (int)g.lda, g.b,
                 (int)g.ldb, g.beta, g.c, (int)g.ldc);
   });

@@ -33,14 +33,11 @@ struct Gemm {
   int64_t ldc;
 };
 
-// One sgemm on the calling thread alone, wherever it is called from (OpenBLAS's and oneDNN's
-// OpenMP builds follow omp_get_max_threads() outside an active parallel region): the
-// library of tile_sgemm_library(), OpenBLAS's row-major cblas_sgemm in the default build
-// (attention's per-tile products, tensor/cpu/attention.cpp).
+// cblas_sgemm on the calling thread alone, wherever it is called from (OpenBLAS's
+// OpenMP build follows omp_get_max_threads() outside an active parallel region).
 void sgemm_one_thread(const Gemm& g);
 
-// The library whose sgemm each tile, and each sgemm_one_thread call, runs in this build:
-// "OpenBLAS", or "oneDNN" (GEMM=onednn).
+// The library whose sgemm each tile calls in this build: "OpenBLAS", or "oneDNN" (GEMM=onednn).
 const char* tile_sgemm_library();
 
 // The tile a product of this shape is cut into: `rows` x `cols` of C (the last row and
