@@ -59,9 +59,10 @@ trap 'rm -rf "$work"' EXIT
 # (the cores online: nproc answers OMP_NUM_THREADS where it is set, as make test-tsan does)
 jobs=${TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
-# one exact name a line, its characters that Catch2's test specs read (, [ ] " ~ \) escaped;
-# the tests that run the programs ([cli]: trainings of seconds, a scratch build) first, so
-# that the long ones overlap the many short ones instead of ending the run on one core
+# one exact name a line (the hidden tests, [.], left out), its characters that Catch2's test
+# specs read (, [ ] " ~ \) escaped; the tests that run the programs ([cli]: trainings of
+# seconds, a scratch build) first, so that the long ones overlap the many short ones instead
+# of ending the run on one core
 names_of() { "$bin" --list-test-names-only "$(spec "~[.]$1")" 2>/dev/null | grep . | sed -e 's/[][\\,"~]/\\&/g'; }
 { names_of "[cli]"; names_of "~[cli]"; } >"$work/names"
 total=$(wc -l <"$work/names")
