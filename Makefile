@@ -97,8 +97,8 @@ else
   # "Build time"), so the code whose speed no run feels is compiled quickly:
   # - the tests' own code at -O0 (half the CPU time of -O1; the kernels it calls are the
   #   library's, at -O3, and the suite ran no slower);
-  # - at -O0 (a third of -O3's time; -O0 took 18 % less than -O1 on top of the precompiled
-  #   JSON) the flags, files and reports, nlohmann-json and CLI11 code above all: what a
+  # - at -O0 (14-20 % less time than -O1 on top of the precompiled JSON, -O1 half of
+  #   -O3's) the flags, files and reports, nlohmann-json and CLI11 code above all: what a
   #   run computes stays at -O3, since a lower level forms no FMAs and so could round a
   #   training step's numbers differently (train/loop, train/optim, train/safety, the
   #   models' tasks and studies/instruments, which measures each step); the checksums of
@@ -130,7 +130,7 @@ ifeq ($(HAVE_OPENMP),yes)
 endif
 # gold, binutils' other linker, where it is installed: it links the test binary in about
 # half the time of the default ld (1.7 s against 3.8 s; a program 0.4 s against 0.9 s), and
-# a fresh clone links fifteen binaries (docs/performance.md, "Build time")
+# a fresh clone links fourteen binaries (docs/performance.md, "Build time")
 ifneq ($(shell command -v ld.gold 2>/dev/null),)
   LDFLAGS += -fuse-ld=gold
 endif
@@ -245,15 +245,17 @@ $(TEST_OBJS): private CXXFLAGS += $(TEST_OPT)
 # Precompiled headers (GCC's .gch, 80-130 MB each), loaded by an object in place of parsing
 # what they hold: Catch2 and the standard headers for every test object (tests/pch.h), and
 # nlohmann-json for the objects that parse it (scripts/json-users.sh lists them: 98 of the
-# build's 230), about 0.7 s less CPU for each such object (docs/performance.md, "Build
+# build's 230), 0.5-0.8 s less CPU for each such object (docs/performance.md, "Build
 # time"). A .gch serves only objects compiled with the flags it was (GCC refused an -O1 one
 # at -O3 by crashing), so there is one per group: the tests, the tests that parse JSON, the
 # library's COLD_OPT objects (COLD_DIRS, the programs' mains) and its -O3 ones that parse JSON. Loading
 # one costs 0.3-0.5 s, which is why an object that does not parse JSON gets none. GCC
 # looks for X.gch beside the X named by -include, so the header is copied there; a .gch GCC
-# cannot use (other flags) is skipped for that copy, with the same result. Clang (the TSan
-# and fuzz builds) goes without. The flags of a .gch are fixed here, so it inherits nothing
-# from the objects that need it. ccache caches a compile that loads a precompiled header,
+# cannot use is skipped for that copy, with the same result, and -Winvalid-pch says so. A
+# .gch is remade when its flags, the compiler or (for -march=native) the CPU change:
+# $(PCH_STAMP) holds them, rewritten only when they differ. Clang (the TSan and fuzz
+# builds) goes without. The flags of a .gch are fixed here, so it inherits nothing from
+# the objects that need it. ccache caches a compile that loads a precompiled header,
 # and the .gch itself (GCC's are not the same bytes twice, so an object compiled in another
 # worktree hits only with the cached .gch), only with the sloppiness pch_defines,
 # time_macros, added here to the configured one.
@@ -264,14 +266,19 @@ ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'
   TEST_JSON_OBJS := $(filter $(JSON_SRCS:%.cpp=$(SHARED_TESTS_IN)/%.o),$(TEST_OBJS))
   PCH_SLOPPINESS := $(shell ccache --get-config sloppiness 2>/dev/null | tr -d ' '),pch_defines,time_macros
   PCH_FLAGS := $(filter-out -MMD -MP,$(CXXFLAGS))
+  PCH_STAMP := $(BASE_BUILD)/pch/made-with
+  PCH_MADE_WITH := $(shell $(CXX) -dumpfullversion) $(PCH_FLAGS) | $(TEST_OPT) | $(COLD_OPT) | $(if \
+    $(filter -march=native,$(PCH_FLAGS)),$(shell grep -m1 '^flags' /proc/cpuinfo | cksum))
+  $(shell mkdir -p $(BASE_BUILD)/pch && { [ "$$(cat $(PCH_STAMP) 2>/dev/null)" = '$(PCH_MADE_WITH)' ] || \
+    echo '$(PCH_MADE_WITH)' > $(PCH_STAMP); })
   # $(call precompiled,HEADER,GROUP,FLAGS,OBJECTS): HEADER precompiled with FLAGS for OBJECTS
   define precompiled
-    $(BASE_BUILD)/pch/$(2)/$(1).gch: $(1) $(5)
+    $(BASE_BUILD)/pch/$(2)/$(1).gch: $(1) $(5) $(PCH_STAMP)
 	@mkdir -p $$(dir $$@)
 	cp $$< $(BASE_BUILD)/pch/$(2)/$(1)
 	$$(CXX) $$(PCH_FLAGS) $(3) -x c++-header $$< -o $$@
     $(4): $(BASE_BUILD)/pch/$(2)/$(1).gch
-    $(4): private CXXFLAGS += -include $(BASE_BUILD)/pch/$(2)/$(1)
+    $(4): private CXXFLAGS += -Winvalid-pch -include $(BASE_BUILD)/pch/$(2)/$(1)
     $(4) $(BASE_BUILD)/pch/$(2)/$(1).gch: export CCACHE_SLOPPINESS := $(PCH_SLOPPINESS)
   endef
   $(eval $(call precompiled,tests/pch.h,tests,$(TEST_OPT),$(filter-out $(TEST_JSON_OBJS),$(TEST_OBJS))))

@@ -191,6 +191,8 @@ struct PaperArm {
   double scarce, mid, rich50, rich;  // percent; NaN: not in the paper
   const char* source;
   double alpha0;  // the all-DyT arms of the paper's alpha0 sweep; NaN for the others
+  // how our arm differs from the paper's, named in every claim it makes ("": it does not)
+  const char* differs = "";
   double in(DataRegime r) const {
     return r == DataRegime::Scarce ? scarce : r == DataRegime::Mid ? mid : r == DataRegime::Rich ? rich : NAN;
   }
@@ -202,7 +204,8 @@ const PaperArm kPaperArms[] = {
      "phase table: 1M 6.819 vs 9.384; 10M 4.510 vs 4.260; 50M 4.386 vs 3.666; 118M 4.313 vs 3.631 (3 seeds)", 2},
     {"dyt-a3", -20.5, NAN, NAN, 15.5, "alpha0 sweep: 1M 7.409 vs 9.319; 118M +15.5 %", 3},
     {"hardtanh-a1", -33.4, 9.4, NAN, 25.6,
-     "HardTanh control: 1M 6.246 vs 9.384; 10M 4.660 vs 4.260; 118M 4.562 vs 3.631 (no alpha)", NAN},
+     "HardTanh control: 1M 6.246 vs 9.384; 10M 4.660 vs 4.260; 118M 4.562 vs 3.631 (no alpha)", NAN,
+     "ours learns an alpha, the paper's has none"},
     {"ln-drop0.1", NAN, NAN, NAN, 1.2, "dropout control at 118M only: 3.676 vs 3.631", NAN},
     {"ln-drop0.3", NAN, NAN, NAN, 9.5, "dropout control at 118M only: 3.975", NAN},
     {"ln-drop0.5", NAN, NAN, NAN, 18.3, "dropout control at 118M only: 4.295 (DyT 4.313)", NAN},
@@ -375,7 +378,7 @@ void paper_row(const ReportGrid& grid, const RunGroup& g, int64_t size, int not_
   const std::string reference = grid.results.reference;
   findings.claims.push_back(claim_row(
       g.arm + " against " + reference + ", " + regime_name(regime) + " (" + size_label(size) + ", " +
-          fmt(grid.passes_of(size), "%.0f") + " passes)",
+          fmt(grid.passes_of(size), "%.0f") + " passes)" + (*pa->differs ? std::string("; ") + pa->differs : ""),
       paper_text, scarce ? "own best step " + pct(own_best.percent) + ", end " + pct(end.percent) : pct(end.percent),
       claim_status(v.verdict, scarce, end, paper), v.text,
       v.verdict == Verdict::Untestable ? untestable_why(not_trained, (int)g.runs.size(), scarce ? own_best : end)

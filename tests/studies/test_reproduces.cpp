@@ -9,6 +9,7 @@
 #include "studies/fold/cbwc_claims.h"
 #include "studies/report/claims.h"
 #include "studies/reproduces/reproduces.h"
+#include "tests/test_files.h"
 
 using namespace nl;
 using json = nlohmann::json;
@@ -212,4 +213,24 @@ TEST_CASE("what_reproduces: which study wrote a results file, and a section per 
   const json piped =
       comparison_of({comparison_run("ln|a", "ln", 1e-3, {2.7, 2.5}), comparison_run("cbwc", "cbwc", 1e-3, {2.7, 2.5})});
   CHECK_THAT(reproduces_rows({{piped, "f.md"}})[0]["claim"].get<std::string>(), Contains("against ln\\|a)"));
+}
+
+TEST_CASE("what_reproduces: a claim of an arm that is not the paper's says how it differs", "[reproduces][cli]") {
+  // the committed regime pages' results, through the program: our HardTanh learns an alpha
+  // and the paper's has none, so each of its rows must say so (before: only the page's
+  // "could not be tested" list did, while the table counted its rows as reproduced)
+  test::TempDir tmp;
+  const std::string pages = "docs/results/regime_full.md,docs/results/regime_verma.md";
+  const test::RunResult r =
+      test::run_program(test::build_dir() + "/what_reproduces", "--pages " + pages + " --out " + tmp.sub("r.md"), tmp);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  int rows = 0;
+  std::istringstream table(test::read_bytes(tmp.sub("r.md")));
+  for (std::string line; std::getline(table, line);) {
+    if (line.rfind("| hardtanh-a1 against", 0) != 0) continue;
+    ++rows;
+    CHECK_THAT(line, Contains("ours learns an alpha, the paper's has none"));
+  }
+  CHECK(rows == 6);  // three regimes, two recipes
 }
