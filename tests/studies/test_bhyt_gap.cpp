@@ -77,9 +77,7 @@ TEST_CASE("bhyt_gap plan: every control per seed, the long runs at their tuned f
 
 namespace {
 
-const std::string kGap = ::nl::test::build_dir() + "/bhyt_gap";
-const std::string kCompare = ::nl::test::build_dir() + "/compare_norms";
-const std::string kTiny = "--steps 4 --layers 1 --dim 16 --heads 2 --seq 8 --eval-batches 1 --batch 4";
+const std::string kTinyGapFlags = "--steps 4 --layers 1 --dim 16 --heads 2 --seq 8 --eval-batches 1 --batch 4";
 
 }  // namespace
 
@@ -89,8 +87,8 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string tuned = tmp.sub("tuned.md");
-  const RunResult t = run_program(kCompare,
-                                  kTiny + " --out " + tmp.sub("tuning") +
+  const RunResult t = run_program(kCompareNorms,
+                                  kTinyGapFlags + " --out " + tmp.sub("tuning") +
                                       " --arms 'ln-released=--recipe bhyt-released --norm ln,bhyt-released,"
                                       "rms-released=--recipe bhyt-released --norm rms' --tune 'lr=1e-3,2e-3' "
                                       "--tune-bytes 2048 --doc " + tuned,
@@ -100,21 +98,22 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
   const std::string tuned_json = tmp.sub("tuned.json");
   const std::string out = tmp.sub("gap");
   expect_each_refused(
-      kGap, kTiny + " --seeds 1", out,
+      kBhytGap, kTinyGapFlags + " --seeds 1", out,
       {{"--tuned-results " + tmp.sub("none.json"), "--tuned-results: no file"},
        {"--tuned-results " + tuned_json + " --layers 2", "a tuned comparison of another recipe (--layers"},
        {"--tuned-results " + tuned_json + " --seeds ''", "--seeds"}},
       tmp);
-  const std::string flags = kTiny + " --seeds 1,2 --long-steps 6 --long-eval-every 2 --tuned-results " + tuned_json;
+  const std::string flags =
+      kTinyGapFlags + " --seeds 1,2 --long-steps 6 --long-eval-every 2 --tuned-results " + tuned_json;
   // --dry-run prices the runs and trains none
-  const RunResult dry = run_program(kGap, flags + " --out " + out + " --dry-run --step-ms 1000 --jobs 2", tmp);
+  const RunResult dry = run_program(kBhytGap, flags + " --out " + out + " --dry-run --step-ms 1000 --jobs 2", tmp);
   INFO("dry run: " << dry.out << dry.err);
   REQUIRE(dry.code == 0);
   // 2 x 10 controls of 4 steps and 2 x 3 long runs of 6: 116 s at 2 at a time
   CHECK_THAT(dry.out, Contains("bhyt_gap: 26 runs (2 seeds) in " + out + ", 0 finished already") &&
                           Contains("about 1.0 minutes at 2"));
   CHECK_FALSE(fs::exists(out));
-  const RunResult r = run_program(kGap, flags + " --out " + out, tmp);
+  const RunResult r = run_program(kBhytGap, flags + " --out " + out, tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
   CHECK(fs::exists(out + "/rms-gain-fixed-s2/result.json"));
@@ -135,9 +134,9 @@ TEST_CASE("bhyt_gap: the controls and long runs on a tiny grid, the report, --re
                      Contains("- `rms-released` did not train in 2 of 2 seeds."));
   fs::remove(out + "/report.md");
   fs::remove_all(out + "/ln-released-s1");
-  const RunResult again = run_program(kGap, flags + " --out " + out + " --reuse", tmp);
+  const RunResult again = run_program(kBhytGap, flags + " --out " + out + " --reuse", tmp);
   INFO("stderr: " << again.err);
   REQUIRE(again.code == 0);
   CHECK(read_bytes(out + "/report.md") == md);
-  CHECK_THAT(run_program(kGap, flags + " --out " + out + " --dry-run", tmp).out, Contains("25 finished"));
+  CHECK_THAT(run_program(kBhytGap, flags + " --out " + out + " --dry-run", tmp).out, Contains("25 finished"));
 }

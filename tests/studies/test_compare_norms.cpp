@@ -139,8 +139,7 @@ TEST_CASE("demo rows: val loss against ln on the same block and recipe, else on 
 
 namespace {
 
-const std::string kCompare = ::nl::test::build_dir() + "/compare_norms";
-const std::string kTiny =
+const std::string kTinyCompareFlags =
     "--layers 2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --warmup 1 --eval-every 2 --eval-batches 1 "
     "--jobs 2";
 
@@ -149,7 +148,7 @@ const std::string kTiny =
 TEST_CASE("compare_norms: bad run specs are refused in one line, exit 2, before any file", "[compare][cli]") {
   TempDir tmp;
   const std::string out = tmp.sub("out");
-  expect_each_refused(kCompare, kTiny, out,
+  expect_each_refused(kCompareNorms, kTinyCompareFlags, out,
                       {{"--runs nosuch", "run 'nosuch'"},
                        {"--runs 'x=--norm nope'", "nope"},
                        {"--runs 'x=--bogus 1'", "unknown flag '--bogus'"},
@@ -164,7 +163,8 @@ TEST_CASE("compare_norms: bad run specs are refused in one line, exit 2, before 
 TEST_CASE("compare_norms --dry-run: the runs priced, nothing trained", "[compare][cli]") {
   TempDir tmp;
   const std::string out = tmp.sub("dry");
-  const RunResult r = run_program(kCompare, kTiny + " --out " + out + " --runs ln,rms --dry-run --step-ms 1000", tmp);
+  const RunResult r =
+      run_program(kCompareNorms, kTinyCompareFlags + " --out " + out + " --runs ln,rms --dry-run --step-ms 1000", tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 0);
   // 2 runs of 4 steps at 1 s, 2 at a time: 4 s on two cores (8 s on one)
@@ -178,7 +178,7 @@ TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the ta
   TempDir tmp;
   const std::string out = tmp.sub("demo");
   const std::string runs = " --runs 'ln,rms,bhyt-released,ln-llama=--block llama --norm ln,fast=--norm rms --lr 0.003'";
-  const RunResult r = run_program(kCompare, kTiny + " --out " + out + runs, tmp);
+  const RunResult r = run_program(kCompareNorms, kTinyCompareFlags + " --out " + out + runs, tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
   const auto summary = read_csv_rows(out + "/summary.csv");
@@ -216,7 +216,7 @@ TEST_CASE("compare_norms: runs of norms, recipes and flags on two blocks; the ta
   // --reuse renders the same report from results.json alone
   fs::remove(out + "/report.md");
   fs::remove_all(out + "/ln");
-  const RunResult again = run_program(kCompare, kTiny + " --out " + out + runs + " --reuse", tmp);
+  const RunResult again = run_program(kCompareNorms, kTinyCompareFlags + " --out " + out + runs + " --reuse", tmp);
   INFO("stderr: " << again.err);
   REQUIRE(again.code == 0);
   CHECK(read_bytes(out + "/report.md") == md);

@@ -81,8 +81,7 @@ TEST_CASE("depth analysis: a run's variances and site-2 pairs are read from its 
 
 namespace {
 
-const std::string kStudy = ::nl::test::build_dir() + "/depth_study";
-const std::string kTiny =
+const std::string kTinyDepthFlags =
     "--depths 1,2 --seeds 1,2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 6 --warmup 1 --eval-every 3 "
     "--eval-batches 1 --act-stats-every 2 --speed-steps 0";
 
@@ -92,7 +91,7 @@ TEST_CASE("depth_study: a tiny grid writes a report with every claim and table; 
           "[depth][cli][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
-  const TinyStudy study(kStudy, kTiny, tmp, "depth.md");
+  const TinyStudy study(kDepthStudy, kTinyDepthFlags, tmp, "depth.md");
   const std::string &runs = study.runs, &doc = study.doc;
   const std::string md = study.run(tmp);
   for (const char* needle :
@@ -119,7 +118,7 @@ TEST_CASE("depth_study: a tiny grid writes a report with every claim and table; 
 TEST_CASE("depth_study: bad input is refused before any run, naming the problem", "[depth][cli]") {
   TempDir tmp;
   const std::string out = tmp.sub("bad");
-  expect_each_refused(kStudy, kTiny, out, {
+  expect_each_refused(kDepthStudy, kTinyDepthFlags, out, {
            {"--variants nolabel=--norm nope", "nope"},
            {"--variants '=--norm ln'", "plain name"},
            {"--depths 0", "--depths"},
@@ -134,7 +133,7 @@ TEST_CASE("depth_study --dry-run: the runs priced by their depth, nothing traine
   const std::string out = tmp.sub("dry");
   // depths 2 and 4, one seed, one variant, 10 steps at 600 ms for the 4-layer GPT: 3 s + 6 s
   // over two cores (or 9 s on one) is 0.1 or 0.2 minutes
-  const RunResult r = run_program(kStudy,
+  const RunResult r = run_program(kDepthStudy,
                                   "--depths 2,4 --seeds 1 --variants 'a=--norm ln' --steps 10 --step-ms 600 --jobs 2 "
                                   "--dry-run --doc " + tmp.sub("d.md") + " --out " + out,
                                   tmp);
@@ -153,7 +152,8 @@ TEST_CASE("depth_study under mpirun: the ranks share the grid and the lead write
   const std::string tiny = "--depths 2 --seeds 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 4 --warmup 1 "
                            "--eval-every 2 --eval-batches 1 --act-stats-every 2 --speed-steps 0";
   fs::create_directories(tmp.sub("doc"));
-  const RunResult one = run_program(kStudy, tiny + " --out " + tmp.sub("one") + " --doc " + tmp.sub("doc/one.md"), tmp);
+  const RunResult one =
+      run_program(kDepthStudy, tiny + " --out " + tmp.sub("one") + " --doc " + tmp.sub("doc/one.md"), tmp);
   REQUIRE(one.code == 0);
   const RunResult two = run_program(mpirun_path(),
                                     "--allow-run-as-root --oversubscribe -np 2 " + kMpiDepthStudy + " " + tiny +

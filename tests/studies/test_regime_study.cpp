@@ -183,8 +183,7 @@ TEST_CASE("regime study: the grid's cells and its cost estimate", "[regime]") {
 
 namespace {
 
-const std::string kStudy = ::nl::test::build_dir() + "/regime_study";
-const std::string kTiny =
+const std::string kTinyRegimeFlags =
     "--arms 'ln=--norm ln,dyt-a2=--norm dyt --dyt-alpha0 2,hybrid-a2=--norm dyt --dyt-alpha0 2 --final-norm ln' "
     "--sizes 3000,-1 --seeds 1,2 --widths 8 --width-arms ln --dim 16 --heads 2 --seq 8 --batch 2 --steps 6 "
     "--warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --vit-images 0 --jobs 2";
@@ -195,7 +194,7 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
           "[regime][cli][needs-fortunes]") {
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
-  const TinyStudy study(kStudy, kTiny, tmp, "regime.md");
+  const TinyStudy study(kRegimeStudy, kTinyRegimeFlags, tmp, "regime.md");
   const std::string &runs = study.runs, &doc = study.doc;
   const std::string md = study.run(tmp);
   for (const char* needle :
@@ -395,8 +394,8 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
     return flags;
   };
   TempDir later;
-  const TinyStudy next(kStudy, with(kTiny, "--seeds 1,2", "--seeds 1,3") + " --cells-from " + earlier, later,
-                       "regime.md");
+  const TinyStudy next(kRegimeStudy, with(kTinyRegimeFlags, "--seeds 1,2", "--seeds 1,3") + " --cells-from " + earlier,
+                       later, "regime.md");
   const std::string next_md = next.run(later);
   CHECK_THAT(next_md, Contains("8 trained by this invocation, 8 kept"));
   CHECK_FALSE(fs::exists(next.runs + "/gpt/w16/3K/ln/s1"));
@@ -412,8 +411,9 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
                      r["seed"] == 1 && r["val_end"] == run["val_end"] && r["curve"] == run["curve"];
             }) == 1);
   // an earlier grid of another recipe measured something else: refused, naming the flag
-  const RunResult other_recipe = run_program(
-      kStudy, with(kTiny, "--steps 6", "--steps 8") + " --cells-from " + earlier + " --dry-run", later);
+  const RunResult other_recipe =
+      run_program(kRegimeStudy,
+                  with(kTinyRegimeFlags, "--steps 6", "--steps 8") + " --cells-from " + earlier + " --dry-run", later);
   CHECK(other_recipe.code == 2);
   CHECK_THAT(other_recipe.err, Contains("another recipe") && Contains("steps"));
   // a recipe key missing on one side is a difference too (it is never skipped)
@@ -421,19 +421,21 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   lacking["recipe"].erase("lr");
   const std::string lacking_file = later.sub("lacking.json");
   write_bytes(lacking_file, lacking.dump());
-  const RunResult lacks = run_program(kStudy, kTiny + " --cells-from " + lacking_file + " --dry-run", later);
+  const RunResult lacks =
+      run_program(kRegimeStudy, kTinyRegimeFlags + " --cells-from " + lacking_file + " --dry-run", later);
   CHECK(lacks.code == 2);
   CHECK_THAT(lacks.err, Contains("another recipe") && Contains("--lr unset there"));
   const RunResult missing =
-      run_program(kStudy, kTiny + " --cells-from " + later.sub("none.json") + " --dry-run", later);
+      run_program(kRegimeStudy, kTinyRegimeFlags + " --cells-from " + later.sub("none.json") + " --dry-run", later);
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Contains("--cells-from: no file"));
 
   // two files, --kept-only: seeds 1 (first file) and 3 (second) are reported, seed 4 is
   // in no file and is listed as not run, not trained
   TempDir third;
-  const TinyStudy merged_study(kStudy, with(kTiny, "--seeds 1,2", "--seeds 1,3,4") + " --cells-from " + earlier + "," +
-                                           later.sub("doc") + "/regime.json --kept-only",
+  const TinyStudy merged_study(kRegimeStudy,
+                               with(kTinyRegimeFlags, "--seeds 1,2", "--seeds 1,3,4") + " --cells-from " + earlier +
+                                   "," + later.sub("doc") + "/regime.json --kept-only",
                                third, "regime.md");
   const std::string merged_md = merged_study.run(third);
   CHECK_THAT(merged_md, Contains("0 trained by this invocation, 16 kept"));
@@ -455,18 +457,18 @@ TEST_CASE("regime_study: a tiny grid writes a report with every section; --reuse
   CHECK_THAT(next_md, Contains("Training took"));
   // a report with every cell has no such list
   CHECK(md.find("not in this report") == std::string::npos);
-  const RunResult alone = run_program(kStudy, kTiny + " --kept-only --dry-run", later);
+  const RunResult alone = run_program(kRegimeStudy, kTinyRegimeFlags + " --kept-only --dry-run", later);
   CHECK(alone.code == 2);
   CHECK_THAT(alone.err, Contains("--kept-only") && Contains("--cells-from"));
 }
 
 TEST_CASE("regime_study --dry-run prints the cells and the estimated time, training nothing", "[regime][cli]") {
   TempDir tmp;
-  const RunResult small = run_program(kStudy, "--dry-run --out " + tmp.sub("small"), tmp);
+  const RunResult small = run_program(kRegimeStudy, "--dry-run --out " + tmp.sub("small"), tmp);
   INFO("stderr: " << small.err);
   REQUIRE(small.code == 0);
   CHECK_THAT(small.out, Contains("24 cells") && Contains("about") && Contains("gpt w128 30K dyt-a2"));
-  const RunResult full = run_program(kStudy, "--grid full --dry-run --out " + tmp.sub("full"), tmp);
+  const RunResult full = run_program(kRegimeStudy, "--grid full --dry-run --out " + tmp.sub("full"), tmp);
   REQUIRE(full.code == 0);
   // 11 arms x 5 sizes + 2 arms x 2 widths x 2 sizes, and 2 ViT arms x 3 image counts, 3 seeds
   // each; where train_gpt has --block llama, 3 Llama arms x 2 sizes x 6 seeds
@@ -480,7 +482,7 @@ TEST_CASE("regime_study --dry-run prints the cells and the estimated time, train
 TEST_CASE("regime_study: bad input is refused before any run, naming the problem", "[regime][cli]") {
   TempDir tmp;
   const std::string out = tmp.sub("bad");
-  expect_each_refused(kStudy, kTiny, out, {
+  expect_each_refused(kRegimeStudy, kTinyRegimeFlags, out, {
            {"--arms 'ln=--norm nope'", "nope"},
            {"--arms 'a=--norm ln' --reference ln", "--reference"},
            {"--sizes 0", "--sizes"},
@@ -527,7 +529,7 @@ TEST_CASE("regime_study: a Llama arm trains the Llama block its flags imply, not
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const TinyStudy study(
-      kStudy,
+      kRegimeStudy,
       "--arms 'ln=--norm ln' --llama-arms 'llama-rms=--block llama --norm rms,llama-gelu=--block "
       "llama --norm rms --mlp gelu' --llama-seeds 1 --sizes 3000 --seeds 1 --dim 16 --heads 2 --seq 8 "
       "--batch 2 --steps 2 --warmup 1 --eval-every 2 --eval-batches 1 --screen-step 2 --vit-images 0 "

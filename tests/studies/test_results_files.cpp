@@ -19,6 +19,7 @@
 #include "train/io/files.h"
 #include "tests/needs.h"
 #include "tests/studies/results_doc.h"
+#include "tests/studies/study_programs.h"
 #include "tests/test_files.h"
 
 using namespace nl;
@@ -81,9 +82,6 @@ void expect_refused(const std::string& program, const std::string& args, const s
   for (const std::string& n : needles) CHECK_THAT(r.err, Contains(n));
 }
 
-const std::string kRegime = ::nl::test::build_dir() + "/regime_study";
-const std::string kCompare = ::nl::test::build_dir() + "/compare_norms";
-const std::string kDepth = ::nl::test::build_dir() + "/depth_study";
 
 }  // namespace
 
@@ -107,29 +105,31 @@ TEST_CASE("regime_study --reuse and --cells-from: a results file lacking a field
   const std::string file = tmp.sub("runs") + "/results.json";
   const std::string reuse = "--reuse --out " + tmp.sub("runs") + " --doc " + tmp.sub("r.md");
   write_bytes(file, doc.dump(1));
-  const RunResult whole = run_program(kRegime, reuse, tmp);
+  const RunResult whole = run_program(kRegimeStudy, reuse, tmp);
   INFO("stderr: " << whole.err);
   REQUIRE(whole.code == 0);  // the file as committed renders
-  CHECK(expect_no_abort(kRegime, reuse, file, doc, "--reuse", tmp) > 20);
-  expect_refused(kRegime, reuse, file, "{}", {"--reuse", file, "is missing"}, tmp);
+  CHECK(expect_no_abort(kRegimeStudy, reuse, file, doc, "--reuse", tmp) > 20);
+  expect_refused(kRegimeStudy, reuse, file, "{}", {"--reuse", file, "is missing"}, tmp);
   json no_val_end = doc;
   no_val_end["runs"][1].erase("val_end");
-  expect_refused(kRegime, reuse, file, no_val_end.dump(), {"--reuse", file, "runs[1].val_end is missing"}, tmp);
+  expect_refused(kRegimeStudy, reuse, file, no_val_end.dump(), {"--reuse", file, "runs[1].val_end is missing"}, tmp);
 
   // --cells-from: the file an earlier invocation left, read before any cell is planned to train
   const std::string from = tmp.sub("earlier.json");
   const std::string cells = "--dry-run --cells-from " + from;
-  CHECK(expect_no_abort(kRegime, cells, from, doc, "--cells-from", tmp) > 20);
+  CHECK(expect_no_abort(kRegimeStudy, cells, from, doc, "--cells-from", tmp) > 20);
   for (const char* key : {"runs", "recipe"}) {
     json lacking = doc;
     lacking.erase(key);
-    expect_refused(kRegime, cells, from, lacking.dump(), {"--cells-from", from, std::string(key) + " is missing"}, tmp);
+    expect_refused(kRegimeStudy, cells, from, lacking.dump(), {"--cells-from", from, std::string(key) + " is missing"},
+                   tmp);
   }
-  expect_refused(kRegime, cells, from, "{}", {"--cells-from", from, "is missing"}, tmp);
-  expect_refused(kRegime, cells, from, no_val_end.dump(), {"--cells-from", from, "runs[1].val_end is missing"}, tmp);
+  expect_refused(kRegimeStudy, cells, from, "{}", {"--cells-from", from, "is missing"}, tmp);
+  expect_refused(kRegimeStudy, cells, from, no_val_end.dump(), {"--cells-from", from, "runs[1].val_end is missing"},
+                 tmp);
   json retyped = doc;
   retyped["runs"][0]["size"] = "100000";
-  expect_refused(kRegime, cells, from, retyped.dump(),
+  expect_refused(kRegimeStudy, cells, from, retyped.dump(),
                  {"--cells-from", from, "runs[0].size is a string, not an integer"}, tmp);
 }
 
@@ -140,28 +140,28 @@ TEST_CASE("compare_norms and depth_study --reuse: a results file lacking a field
   const std::string tiny = "--layers 2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 2 --warmup 1 --eval-every 2 "
                            "--eval-batches 1";
   const std::string out = tmp.sub("demo");
-  const RunResult first = run_program(kCompare, tiny + " --runs ln --out " + out, tmp);
+  const RunResult first = run_program(kCompareNorms, tiny + " --runs ln --out " + out, tmp);
   INFO("stderr: " << first.err);
   REQUIRE(first.code == 0);
   const std::string file = out + "/results.json";
   const json doc = json::parse(read_bytes(file));
   const std::string reuse = tiny + " --runs ln --out " + out + " --reuse";
-  CHECK(expect_no_abort(kCompare, reuse, file, doc, "--reuse", tmp) > 10);
-  expect_refused(kCompare, reuse, file, "{}", {"--reuse", file, "is missing"}, tmp);
+  CHECK(expect_no_abort(kCompareNorms, reuse, file, doc, "--reuse", tmp) > 10);
+  expect_refused(kCompareNorms, reuse, file, "{}", {"--reuse", file, "is missing"}, tmp);
   json lacking = doc;
   lacking.erase("runs");
-  expect_refused(kCompare, reuse, file, lacking.dump(), {"--reuse", file, "runs is missing"}, tmp);
+  expect_refused(kCompareNorms, reuse, file, lacking.dump(), {"--reuse", file, "runs is missing"}, tmp);
 
   const std::string depth_out = tmp.sub("depth");
   const std::string depth = "--depths 1 --seeds 1 --dim 16 --heads 2 --seq 8 --batch 2 --steps 2 --warmup 1 "
                             "--eval-every 2 --eval-batches 1 --act-stats-every 2 --speed-steps 0 --out " +
                             depth_out + " --doc " + tmp.sub("depth.md");
-  const RunResult d = run_program(kDepth, depth, tmp);
+  const RunResult d = run_program(kDepthStudy, depth, tmp);
   INFO("stderr: " << d.err);
   REQUIRE(d.code == 0);
   const std::string depth_file = depth_out + "/results.json";
   const json depth_doc = json::parse(read_bytes(depth_file));
-  CHECK(expect_no_abort(kDepth, depth + " --reuse", depth_file, depth_doc, "--reuse", tmp) > 10);
+  CHECK(expect_no_abort(kDepthStudy, depth + " --reuse", depth_file, depth_doc, "--reuse", tmp) > 10);
 }
 
 TEST_CASE("regime_study --cells-from: a committed results file written before a flag existed still matches its grid",
@@ -170,7 +170,7 @@ TEST_CASE("regime_study --cells-from: a committed results file written before a 
   // flag it does not record ran at its default, which is this grid's, so its cells are kept
   TempDir tmp;
   REQUIRE_FALSE(committed("regime_verma_b1")["recipe"].contains("rms_gain0_attn"));
-  const RunResult r = run_program(kRegime,
+  const RunResult r = run_program(kRegimeStudy,
                                   "--recipe verma --arms 'ln=--norm ln,dyt-a2=--norm dyt --dyt-alpha0 2' "
                                   "--sizes 30000 --seeds 1337 --vit-images 0 --cells-from "
                                   "docs/results/regime_verma_b1.json --dry-run --out " + tmp.sub("runs"),

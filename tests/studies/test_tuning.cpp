@@ -181,15 +181,14 @@ TEST_CASE("make demo's report: a row that is not ok says what tuning found, only
 
 namespace {
 
-const std::string kCompare = ::nl::test::build_dir() + "/compare_norms";
-const std::string kTiny =
+const std::string kTinyTuneFlags =
     "--layers 2 --dim 16 --heads 2 --seq 8 --batch 2 --steps 6 --warmup 1 --eval-every 3 --eval-batches 1 --jobs 2";
 
 }  // namespace
 
 TEST_CASE("compare_norms --tune: bad grids refused in one line, exit 2, before any file", "[tune][cli]") {
   TempDir tmp;
-  expect_each_refused(kCompare, kTiny, tmp.sub("out"),
+  expect_each_refused(kCompareNorms, kTinyTuneFlags, tmp.sub("out"),
                       {{"--runs ln --tune lr", "--tune: 'lr' is not NAME=V1,V2"},
                        {"--runs ln --tune 'lr=1e-3,3e-3' --tune-dyt 'alpha0=1,2,3'",
                         "--tune-dyt: 3 settings, but --tune has 2"},
@@ -206,14 +205,15 @@ TEST_CASE("compare_norms --tune: a tiny grid, the best chosen on the tuning spli
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string out = tmp.sub("tuned"), doc = tmp.sub("doc.md");
-  const std::string flags = kTiny + " --out " + out + " --runs ln,dyt --tune 'lr=1e-3,3e-3' --tune-dyt 'alpha0=0.5,2'";
-  const RunResult dry = run_program(kCompare, flags + " --dry-run", tmp);
+  const std::string flags =
+      kTinyTuneFlags + " --out " + out + " --runs ln,dyt --tune 'lr=1e-3,3e-3' --tune-dyt 'alpha0=0.5,2'";
+  const RunResult dry = run_program(kCompareNorms, flags + " --dry-run", tmp);
   INFO("stdout: " << dry.out << "\nstderr: " << dry.err);
   REQUIRE(dry.code == 0);
   CHECK_THAT(dry.out, Contains("2 runs x 2 settings each, 5 cells (0 finished already"));
   CHECK_FALSE(fs::exists(out));
 
-  const RunResult r = run_program(kCompare, flags + " --doc " + doc, tmp);
+  const RunResult r = run_program(kCompareNorms, flags + " --doc " + doc, tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
   // ln at lr 1e-3 is the shared settings' cell; each cell trained on the text less the tuning split
@@ -241,21 +241,21 @@ TEST_CASE("compare_norms --tune: a tiny grid, the best chosen on the tuning spli
   // --reuse renders the same report from results.json alone
   fs::remove_all(out + "/ln");
   fs::remove(out + "/report.md");
-  const RunResult again = run_program(kCompare, flags + " --reuse", tmp);
+  const RunResult again = run_program(kCompareNorms, flags + " --reuse", tmp);
   INFO("stderr: " << again.err);
   REQUIRE(again.code == 0);
   CHECK(read_bytes(out + "/report.md") == md);
 
   // make demo's report reads the tuned results of its own recipe, and nothing from another one
   const std::string demo = tmp.sub("demo");
-  const RunResult plain =
-      run_program(kCompare, kTiny + " --out " + demo + " --runs ln,dyt --tuned-results " + tmp.sub("doc.json"), tmp);
+  const RunResult plain = run_program(
+      kCompareNorms, kTinyTuneFlags + " --out " + demo + " --runs ln,dyt --tuned-results " + tmp.sub("doc.json"), tmp);
   INFO("stderr: " << plain.err);
   REQUIRE(plain.code == 0);
   CHECK_THAT(read_bytes(demo + "/report.md"), Contains("What tuning found") && Contains("[doc.md](doc.md)"));
-  const std::string other_recipe = kTiny + " --steps 5 --out " + tmp.sub("demo5");
+  const std::string other_recipe = kTinyTuneFlags + " --steps 5 --out " + tmp.sub("demo5");
   const RunResult other =
-      run_program(kCompare, other_recipe + " --runs ln,dyt --tuned-results " + tmp.sub("doc.json"), tmp);
+      run_program(kCompareNorms, other_recipe + " --runs ln,dyt --tuned-results " + tmp.sub("doc.json"), tmp);
   REQUIRE(other.code == 0);
   CHECK_THAT(other.err, Contains("a tuned comparison of another recipe (--steps 6 there, 5 here)"));
   CHECK(read_bytes(tmp.sub("demo5") + "/report.md").find("What tuning found") == std::string::npos);
