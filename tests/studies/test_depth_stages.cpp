@@ -13,6 +13,7 @@
 #include "studies/depth/depth_plan.h"
 #include "studies/depth/depth_records.h"
 #include "studies/depth/depth_report.h"
+#include "tests/studies/command_lines.h"
 #include "tests/studies/results_doc.h"
 #include "tests/test_files.h"
 
@@ -23,7 +24,7 @@ using Catch::Contains;
 
 namespace {
 
-DepthFlags parsed(const std::vector<std::string>& args) {
+DepthFlags parsed_depth_flags(const std::vector<std::string>& args) {
   DepthFlags f;
   REQUIRE(parse_depth_flags(args, f));
   return f;
@@ -31,12 +32,6 @@ DepthFlags parsed(const std::vector<std::string>& args) {
 
 size_t count_of(const std::vector<std::string>& args, const std::string& flag) {
   return (size_t)std::count(args.begin(), args.end(), flag);
-}
-
-// The value after `flag` in `args` ("" when absent).
-std::string value_of(const std::vector<std::string>& args, const std::string& flag) {
-  const auto it = std::find(args.begin(), args.end(), flag);
-  return it == args.end() || it + 1 == args.end() ? "" : *(it + 1);
 }
 
 // One made-up run of a 2-layer cell: its residual-stream variance at layers 0..2 at the
@@ -63,7 +58,7 @@ DepthResults made_up_results() {
   DepthResults d;
   d.date = "2026-01-02", d.command = "depth_study --made-up", d.out = "runs/made-up";
   d.jobs = 2, d.threads = 1, d.cores = 2, d.loads = {1.0, 3.0};
-  d.recipe = json::parse(parsed({}).recipe.dump());
+  d.recipe = json::parse(parsed_depth_flags({}).recipe.dump());
   d.cells_run = 2, d.seconds = 90;
   d.depths = {2}, d.seeds = {1};
   d.arms = {{"pre+ln", "--block pre --norm ln"}, {"pre+bhyt", "--block pre --norm bhyt"}};
@@ -88,8 +83,8 @@ DepthResults with_a_failed_run() {
 TEST_CASE("depth plan: one cell per depth, seed and arm, depth first, arm last", "[depth][plan]") {
   TempDir tmp;
   const std::string out = tmp.sub("runs");
-  const DepthFlags f = parsed({"--depths", "2,4", "--seeds", "7,8", "--arms", "a=--norm ln,b=--block peri --norm rms",
-                               "--jobs", "3", "--out", out});
+  const DepthFlags f = parsed_depth_flags({"--depths", "2,4", "--seeds", "7,8", "--arms",
+                                           "a=--norm ln,b=--block peri --norm rms", "--jobs", "3", "--out", out});
   const std::vector<GridCell> cells = plan_depth(f);
   const std::vector<std::string> labels = {"L2 a s7", "L2 b s7", "L2 a s8", "L2 b s8",
                                            "L4 a s7", "L4 b s7", "L4 a s8", "L4 b s8"};
@@ -127,8 +122,8 @@ TEST_CASE("depth estimate: made-up cells priced by their depth, a finished one k
   TempDir tmp;
   // depths 4 and 8 (cost 1 and 2), 10 steps at 6 s a step, one at a time:
   // 10 x 6 x 1 + 10 x 6 x 2 = 180 s = 3 minutes
-  const DepthFlags f = parsed({"--depths", "4,8", "--seeds", "1", "--arms", "a=--norm ln", "--steps", "10",
-                               "--step-ms", "6000", "--jobs", "1", "--out", tmp.sub("runs")});
+  const DepthFlags f = parsed_depth_flags({"--depths", "4,8", "--seeds", "1", "--arms", "a=--norm ln", "--steps", "10",
+                                           "--step-ms", "6000", "--jobs", "1", "--out", tmp.sub("runs")});
   const std::vector<GridCell> cells = plan_depth(f);
   REQUIRE(cells.size() == 2);
   GridEstimate e = estimate_depth(cells, f);

@@ -12,9 +12,10 @@
 #include "train/io/files.h"
 
 using nl::planned_steps;
-using json = nlohmann::ordered_json;
 
 TEST_CASE("grid: the planned steps of a cell, from --steps or --epochs", "[grid]") {
+  // Scoped to this test: other tests of the folder (one translation unit) name nlohmann::json `json`.
+  using json = nlohmann::ordered_json;
   CHECK(planned_steps(json{{"steps", 500}, {"batch", 16}}) == 500);
   // make demo-vit: 12 epochs of 60 000 - 5 000 images at batch 128: ceil(5156.25)
   CHECK(planned_steps(json{{"steps", 0}, {"epochs", 12.0}, {"batch", 128}, {"val_size", 5000}, {"train_images", -1}}) ==

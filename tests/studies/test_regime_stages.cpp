@@ -9,13 +9,15 @@
 
 #include "studies/regime/regime_flags.h"
 #include "studies/regime/regime_plan.h"
+#include "tests/studies/command_lines.h"
 
 using namespace nl;
 using Catch::Contains;
+using nl::test::value_of;
 
 namespace {
 
-RegimeFlags parsed(std::vector<std::string> args) {
+RegimeFlags parsed_regime_flags(std::vector<std::string> args) {
   RegimeFlags f;
   REQUIRE(parse_regime_flags(args, f));
   return f;
@@ -28,16 +30,10 @@ const std::vector<std::string> kTwoArms = {"--arms",       "a=--norm ln,b=--norm
                                            "--vit-images", "0",
                                            "--jobs",       "2"};
 
-// the value after `flag` in a command line, "" when it is not there
-std::string value_of(const std::vector<std::string>& args, const std::string& flag) {
-  const auto it = std::find(args.begin(), args.end(), flag);
-  return it == args.end() || it + 1 == args.end() ? "" : *(it + 1);
-}
-
 }  // namespace
 
 TEST_CASE("regime plan: one GPT cell per seed, size and arm, in that order, none kept", "[regime][plan]") {
-  const RegimeFlags f = parsed(kTwoArms);
+  const RegimeFlags f = parsed_regime_flags(kTwoArms);
   const RegimeGrid g = plan_regime(f);
   // 2 seeds x 2 sizes x 2 arms, no width axis, no Llama or ViT arm
   REQUIRE(g.cells.size() == 8);
@@ -51,7 +47,7 @@ TEST_CASE("regime plan: one GPT cell per seed, size and arm, in that order, none
 }
 
 TEST_CASE("regime plan: --dry-run's text prices the cells by hand's arithmetic", "[regime][plan]") {
-  RegimeFlags f = parsed(kTwoArms);
+  RegimeFlags f = parsed_regime_flags(kTwoArms);
   f.gpt_step_ms = 60;
   // a width-128 cell: 5000 steps + 5000 / 250 evaluations x 10 batches x 2/3 of a step =
   // 5133.3 steps at 60 ms = 308 s, + 8 s of measurements = 316 s = 5.3 min; 8 cells =
@@ -68,7 +64,7 @@ TEST_CASE(
     "[regime][plan]") {
   std::vector<std::string> args = kTwoArms;
   for (const char* a : {"--lr", "0.002", "--out", "runs/made-up"}) args.push_back(a);
-  const RegimeFlags f = parsed(args);
+  const RegimeFlags f = parsed_regime_flags(args);
   std::vector<size_t> plan_of;
   const std::vector<GridCell> cells = regime_grid_cells(f, plan_regime(f), plan_of);
   REQUIRE(cells.size() == 8);
@@ -96,7 +92,7 @@ TEST_CASE("regime plan: a Llama arm's implied flags stay implied unless the comm
   std::vector<std::string> args = kTwoArms;
   for (const char* a : {"--llama-arms", "l=--block llama --norm rms", "--llama-seeds", "5"}) args.push_back(a);
   std::vector<size_t> plan_of;
-  const RegimeFlags f = parsed(args);
+  const RegimeFlags f = parsed_regime_flags(args);
   const std::vector<GridCell> cells = regime_grid_cells(f, plan_regime(f), plan_of);
   // 8 GPT cells, then the Llama arm on the smallest and the largest subset, seed 5
   REQUIRE(cells.size() == 10);
@@ -110,7 +106,7 @@ TEST_CASE("regime plan: a Llama arm's implied flags stay implied unless the comm
   // named on the command line, the recipe's value is passed on
   args.push_back("--mlp");
   args.push_back("gelu");
-  const RegimeFlags named = parsed(args);
+  const RegimeFlags named = parsed_regime_flags(args);
   const std::vector<GridCell> again = regime_grid_cells(named, plan_regime(named), plan_of);
   CHECK(value_of(again[8].args, "--mlp") == "gelu");
 }
