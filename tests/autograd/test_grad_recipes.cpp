@@ -12,9 +12,11 @@
 #include "autograd/norms.h"
 #include "autograd/ops.h"
 #include "tensor/random.h"
+#include "tests/autograd/autograd_literals.h"
 #include "tests/test_util.h"
 
 using namespace nl;
+using nl::test::scalar1;
 
 namespace {
 
@@ -39,8 +41,6 @@ void check_same_as(const Fn& fused, const Fn& composite, const std::vector<Tenso
 std::vector<Tensor> xs(Generator& gen, float mean) {
   return {gen.normal({8, 5}, mean, 1.0f).transpose(0, 1), gen.normal({2, 3, 8}, mean, 1.0f)};
 }
-
-Tensor scalar1(float v) { return Tensor::from_vector({v}, {1}); }
 
 // gamma * tanh(lambda * x / (kappa * sqrt(mean(x^2) + eps))), from primitives
 Var composite_bhyt_code(const Var& x, const Var& gamma, const Var& lambda, float kappa, float eps) {

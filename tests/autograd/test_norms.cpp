@@ -13,9 +13,11 @@
 #include "autograd/norms.h"
 #include "autograd/ops.h"
 #include "tensor/random.h"
+#include "tests/autograd/autograd_literals.h"
 #include "tests/test_util.h"
 
 using namespace nl;
+using nl::test::scalar1;
 
 namespace {
 
@@ -108,8 +110,6 @@ std::vector<Tensor> gradcheck_xs(Generator& gen, float mean = 0.0f, float std = 
 Tensor tokens_shape_uniform(Generator& gen, const Shape& x_shape, float lo, float hi) {
   return gen.uniform(Shape(x_shape.begin(), x_shape.end() - 1), lo, hi);
 }
-
-Tensor scalar1(float v) { return Tensor::from_vector({v}, {1}); }
 
 // Calls check with {x, gamma, beta} for a 2-D and a 3-D x: x N(0.5, 2), gamma N(1, 0.5)
 // and beta N(0, 0.5) along x's last axis, drawn from gen in that order.

@@ -24,7 +24,7 @@ ViTConfig two_layer(const std::string& norm) {
 }
 
 // Largest |mean| over the rows of m (R, C).
-float max_row_mean(const Tensor& m) {
+float max_row_mean_f32(const Tensor& m) {
   const Tensor means = nl::mean(m, {1});
   float worst = 0;
   for (float v : means.to_vector()) worst = std::max(worst, std::fabs(v));
@@ -82,10 +82,10 @@ TEST_CASE("fold: a folded ViT computes the ln ViT's logits, with its token sum a
     CHECK_CLOSE(folded->forward(Var(images)).value(), expected, 1e-4, 1e-4);
     // centred: cls_token and every row of pos_embed sum to zero over the channels, and
     // the patch projection's columns over its outputs; the ln model's did not
-    CHECK(max_row_mean(folded->cls_token.value().reshape({1, -1})) < 1e-6);
-    CHECK(max_row_mean(folded->pos_embed.value()) < 1e-6);
-    CHECK(max_row_mean(folded->patch->weight.value().transpose(0, 1).contiguous()) < 1e-6);
-    CHECK(max_row_mean(ln.pos_embed.value()) > 1e-3);
+    CHECK(max_row_mean_f32(folded->cls_token.value().reshape({1, -1})) < 1e-6);
+    CHECK(max_row_mean_f32(folded->pos_embed.value()) < 1e-6);
+    CHECK(max_row_mean_f32(folded->patch->weight.value().transpose(0, 1).contiguous()) < 1e-6);
+    CHECK(max_row_mean_f32(ln.pos_embed.value()) > 1e-3);
     CHECK_CLOSE(folded->parameter("ln_f.bias").value(), ln.parameter("ln_f.bias").value(), 0, 0);
   }
 }

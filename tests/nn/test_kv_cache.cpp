@@ -29,7 +29,7 @@ GPTConfig config_for(const std::string& norm, const std::string& block) {
 
 // Moves every parameter off its initialisation (zero biases, unit gains), where a
 // wrong position, a missing cached key or a dropped bias shows.
-void perturb(GPT& model, Generator& gen) {
+void perturb_by_noise(GPT& model, Generator& gen) {
   for (auto& [name, p] : model.named_parameters())
     p.value().copy_from(nl::add(p.value(), gen.normal(p.shape(), 0.0f, 0.1f)));
 }
@@ -44,7 +44,7 @@ TEST_CASE("kv cache: pieces fed through the cache give the whole sequence's logi
     INFO(norm << " " << block);
     Generator gen(40);
     GPT model(config_for(norm, block), gen);
-    perturb(model, gen);
+    perturb_by_noise(model, gen);
     model.eval();
     REQUIRE(model.supports_cache());
     const Tensor ids = random_ids(gen, 2, 16, 40);
@@ -91,7 +91,7 @@ TEST_CASE("kv cache: sampled text is the same with and without the cache, past t
     GPTConfig c = config_for(norm, block);
     c.vocab = 256;
     GPT model(c, gen);
-    perturb(model, gen);
+    perturb_by_noise(model, gen);
     const std::string cached = sample_text(model, 40, 0.8f, 40, 7, true);  // 40 bytes > context 16
     CHECK(cached.size() == 40);
     CHECK(sample_text(model, 40, 0.8f, 40, 7, false) == cached);

@@ -27,10 +27,10 @@ using Catch::Contains;
 
 namespace {
 
-GPTConfig tiny_config(const std::string& norm) { return gpt_config(16, 1, 8, 2, 4, norm); }
+GPTConfig tiny_gpt_config(const std::string& norm) { return gpt_config(16, 1, 8, 2, 4, norm); }
 
 // wte and wpe N(0, 0.7), the other weights N(0, 0.25) (model_fixtures.h)
-void scramble(GPT& model, Generator& gen) {
+void scramble_gpt(GPT& model, Generator& gen) {
   scramble_parameters(
       model, gen, [](const std::string& name) { return name.rfind("wte", 0) == 0 || name.rfind("wpe", 0) == 0; },
       0.25f);
@@ -381,7 +381,7 @@ TEST_CASE("gpt is causal for every norm: changing a future token leaves earlier 
     INFO("norm " << norm);
     Generator gen(21);
     GPT model(gpt_config(16, 1, 8, 2, 8, norm), gen);  // tiny_config with context 8
-    scramble(model, gen);
+    scramble_gpt(model, gen);
     NoGradGuard ng;
     Tensor ids = random_ids(gen, 2, 8, 16);
     Tensor logits = model.forward(ids).value();
@@ -403,7 +403,7 @@ TEST_CASE("gpt is causal for every norm: changing a future token leaves earlier 
 
 TEST_CASE("gpt forward rejects a sequence longer than the context", "[nn]") {
   Generator gen(22);
-  GPT model(tiny_config("ln"), gen);  // context 4
+  GPT model(tiny_gpt_config("ln"), gen);  // context 4
   Tensor ids = Tensor::from_ints(std::vector<int32_t>(10, 1), {2, 5});
   CHECK_THROWS_AS(model.forward(ids), Error);
   CHECK_THROWS_WITH(model.forward(ids), Contains("5") && Contains("4") && Contains("context"));
@@ -414,12 +414,12 @@ TEST_CASE("gpt forward rejects a sequence longer than the context", "[nn]") {
 
 TEST_CASE("gpt config validation: bad norm names and shapes throw naming the problem", "[nn]") {
   Generator gen(23);
-  GPTConfig c = tiny_config("layernorm");
+  GPTConfig c = tiny_gpt_config("layernorm");
   CHECK_THROWS_WITH(GPT(c, gen), Contains("layernorm") && Contains("bhyt-exact") && Contains("cbwc"));
-  c = tiny_config("ln");
+  c = tiny_gpt_config("ln");
   c.heads = 3;
   CHECK_THROWS_WITH(GPT(c, gen), Contains("8") && Contains("3"));
-  c = tiny_config("ln");
+  c = tiny_gpt_config("ln");
   c.layers = 0;
   CHECK_THROWS_AS(GPT(c, gen), Error);
 }
@@ -428,11 +428,11 @@ TEST_CASE("gpt forward of a LayerNorm model equals its composite: embeddings, bl
           "[nn]") {
   for (const std::string norm : {"ln", "cbwc"}) {
     INFO("norm " << norm);
-    GPTConfig c = tiny_config(norm);
+    GPTConfig c = tiny_gpt_config(norm);
     c.layers = 2;
     Generator gen(24);
     GPT model(c, gen);
-    scramble(model, gen);
+    scramble_gpt(model, gen);
     NoGradGuard ng;
     const int64_t B = 2, T = 3, C = c.dim, V = c.vocab;
     Tensor ids = random_ids(gen, B, T, V);
@@ -548,7 +548,7 @@ namespace {
 void check_gpt_gradients(const GPTConfig& c, const std::string& label) {
   Generator gen(31);
   GPT model(c, gen);
-  scramble(model, gen);
+  scramble_gpt(model, gen);
   Tensor ids = random_ids(gen, 2, 4, 16), targets = random_ids(gen, 2, 4, 16);
   model.zero_grad();
   model.loss(ids, targets).backward();
@@ -558,7 +558,7 @@ void check_gpt_gradients(const GPTConfig& c, const std::string& label) {
 }
 
 void check_gpt_gradients(const std::string& norm) {
-  check_gpt_gradients(tiny_config(norm), "norm " + norm);  // vocab 16, dim 8, heads 2, 1 layer, seq 4
+  check_gpt_gradients(tiny_gpt_config(norm), "norm " + norm);  // vocab 16, dim 8, heads 2, 1 layer, seq 4
 }
 
 }  // namespace
@@ -573,7 +573,7 @@ TEST_CASE("gpt gradients of a tiny GPT match finite differences: bhyt-exact", "[
 }
 TEST_CASE("gpt gradients match finite differences: dyt with swiglu, embedding scale, ln final norm",
           "[nn][swiglu]") {
-  GPTConfig c = tiny_config("dyt");
+  GPTConfig c = tiny_gpt_config("dyt");
   c.mlp = "swiglu";
   c.emb_scale0 = 2.5f;
   c.final_norm = "ln";
@@ -585,7 +585,7 @@ TEST_CASE("gpt gradients match finite differences: dyt with swiglu, embedding sc
 
 TEST_CASE("gpt options: the embedding scale multiplies the stream, the final norm and MLP are the ones asked for",
           "[nn][swiglu]") {
-  GPTConfig c = tiny_config("dyt");
+  GPTConfig c = tiny_gpt_config("dyt");
   Generator g1(5), g2(5);
   GPT plain(c, g1);
   c.emb_scale0 = 3.0f;

@@ -62,7 +62,7 @@ NormConfig config_of(const NormKind& kind) {
 
 // Moves every parameter off its initialisation (unit gains, zero biases and shifts),
 // where a dropped or swapped term shows: v (1 + u) + n, u ~ U(-0.3, 0.3), n ~ N(0, 0.1).
-void perturb(const Module& m, Generator& gen) {
+void perturb_scale_and_shift(const Module& m, Generator& gen) {
   for (auto& [name, p] : m.named_parameters()) {
     Tensor& v = p.value();
     v.copy_from(add(mul(v, add_scalar(gen.uniform(v.shape(), -0.3f, 0.3f), 1.0f)), gen.normal(v.shape(), 0.0f, 0.1f)));
@@ -86,7 +86,7 @@ std::vector<std::pair<std::string, NormConfig>> settings_of(const NormKind& kind
 
 std::shared_ptr<Norm> perturbed_norm(const NormConfig& config, int64_t dim, Generator& gen) {
   auto norm = make_norm(config, dim);
-  perturb(*norm, gen);
+  perturb_scale_and_shift(*norm, gen);
   return norm;
 }
 
@@ -157,7 +157,7 @@ struct GPTFixture {
     }
     config.norm = config_of(kind);
     model = std::make_unique<GPT>(config, gen);
-    perturb(*model, gen);
+    perturb_scale_and_shift(*model, gen);
   }
 };
 
@@ -267,7 +267,7 @@ void block_variants(const NormKind& kind) {
     INFO("variant " << variant);
     Generator g(16), gen(17);
     Block b(block_config(8, 2, true, config_of(kind), 4, variant, 3), g);
-    perturb(b, gen);
+    perturb_scale_and_shift(b, gen);
     if (b.approximates_site2()) {
       CHECK((kind.approximates_site2 && variant != "peri"));
       continue;
@@ -363,7 +363,7 @@ void vit_forward_and_backward(const NormKind& kind) {
   const ViTConfig c = tiny_config(kind.name);
   Generator gen(14);
   ViT model(c, gen);
-  perturb(model, gen);
+  perturb_scale_and_shift(model, gen);
   Var logits = model.forward(Var(gen.normal({2, 1, 8, 8})));
   CHECK(logits.shape() == Shape{2, 3});
   CHECK(all_finite(logits.value()));
@@ -518,7 +518,7 @@ void fold_pass(const NormKind& kind) {
   Generator gen(15);
   const int64_t C = 8;
   FoldGraph g(kind, C, gen);
-  perturb(*g.norm, gen);
+  perturb_scale_and_shift(*g.norm, gen);
   const Tensor x = add_scalar(gen.normal({3, C}), 0.5f);
   Var t = ag::matmul(Var(x), g.proj);
   Var y = g.norm->forward(t);

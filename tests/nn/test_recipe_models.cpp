@@ -47,7 +47,7 @@ GPTConfig llama(const std::string& norm) {
   return c;
 }
 
-std::set<std::string> names_of(const Module& m) {
+std::set<std::string> parameter_name_set(const Module& m) {
   std::set<std::string> names;
   for (const auto& [name, p] : m.named_parameters()) names.insert(name);
   return names;
@@ -59,7 +59,7 @@ int64_t count_of(const Module& m) { return m.num_parameters(); }
 // hide mistakes), lambdas and alphas kept positive and near their scale. Moves of 0.15:
 // with 0.3 the loss of the Llama block, whose stream starts as the token embedding
 // alone, curves enough that the finite differences' step 1e-2 misses by 6 %.
-void perturb(GPT& model, Generator& gen) {
+void perturb_keeping_scalars_positive(GPT& model, Generator& gen) {
   for (auto& [name, p] : model.named_parameters()) {
     const bool scalar = name.find("lambda") != std::string::npos || name.find("alpha") != std::string::npos;
     Tensor r = scalar ? gen.uniform(p.shape(), 0.6f, 1.4f) : gen.normal(p.shape(), 0.0f, 0.15f);
@@ -70,7 +70,7 @@ void perturb(GPT& model, Generator& gen) {
 void check_gradients(const GPTConfig& c, const std::string& label) {
   Generator gen(71);
   GPT model(c, gen);
-  perturb(model, gen);
+  perturb_keeping_scalars_positive(model, gen);
   const Tensor ids = random_ids(gen, 2, 5, c.vocab), targets = random_ids(gen, 2, 5, c.vocab);
   model.zero_grad();
   model.loss(ids, targets).backward();
@@ -98,7 +98,7 @@ TEST_CASE("bhyt defaults are the released recipe: lambda 2 before attention, 1 b
       CHECK(static_cast<const BHyT&>(*b->ln1).centred);
     }
     CHECK(dynamic_cast<const RMSNorm*>(model.ln_f.get()) != nullptr);
-    CHECK(names_of(model).count("ln_f.lambda") == 0);
+    CHECK(parameter_name_set(model).count("ln_f.lambda") == 0);
     CHECK(model.config.final_norm_name() == "rms");
     // the old recipe, by its options: BHyT everywhere with lambda 1
     GPTConfig old = small(norm);
@@ -147,7 +147,7 @@ TEST_CASE("bhyt code form: the block-level site 2 uses the block input's mean sq
   c.norm.set_choice("bhyt-form", "code");
   Generator gen(3);
   GPT model(c, gen);
-  perturb(model, gen);
+  perturb_keeping_scalars_positive(model, gen);
   const Block& b = *model.blocks[0];
   REQUIRE(b.approximates_site2());
   const auto& s1 = static_cast<const BHyT&>(*b.ln1);
@@ -218,7 +218,7 @@ TEST_CASE("dyt without beta: no bias parameters, gamma tanh(alpha x), 2L + 1 few
   GPT with(c, g1);
   c.norm.set_choice("dyt-beta", "off");
   GPT without(c, g2);
-  for (const auto& name : names_of(without))
+  for (const auto& name : parameter_name_set(without))
     CHECK((name.find("ln") == std::string::npos || name.find(".bias") == std::string::npos));
   CHECK(count_of(with) - count_of(without) == (2 * 2 + 1) * 8);
   const auto& n = static_cast<const DyT&>(*without.ln_f);
@@ -237,10 +237,10 @@ TEST_CASE("bias off: the blocks' linears have none, the norms keep theirs; forwa
   GPT without(c, g2);
   for (const char* n :
        {"blocks.0.attn.qkv.bias", "blocks.1.attn.proj.bias", "blocks.0.mlp.fc.bias", "blocks.1.mlp.proj.bias"}) {
-    CHECK(names_of(with).count(n) == 1);
-    CHECK(names_of(without).count(n) == 0);
+    CHECK(parameter_name_set(with).count(n) == 1);
+    CHECK(parameter_name_set(without).count(n) == 0);
   }
-  CHECK(names_of(without).count("blocks.0.ln1.bias") == 1);
+  CHECK(parameter_name_set(without).count("blocks.0.ln1.bias") == 1);
   const int64_t C = 8;
   CHECK(count_of(with) - count_of(without) == 2 * (3 * C + C + 4 * C + C));
   // the weights start as in the model with biases (biases draw nothing)
@@ -264,10 +264,10 @@ TEST_CASE("norm bias off: no norm has a beta (ln, cbwc, dyt, hardtanh, derf), th
     c.norm.bias = false;
     GPT without(c, g2);
     int64_t norm_biases = 0;
-    for (const auto& name : names_of(with))
+    for (const auto& name : parameter_name_set(with))
       if (name.find(".bias") != std::string::npos) {
         CHECK((name.find("ln") != std::string::npos));  // the linears have none (--bias off)
-        CHECK(names_of(without).count(name) == 0);
+        CHECK(parameter_name_set(without).count(name) == 0);
         ++norm_biases;
       }
     CHECK(norm_biases == 2 * 2 + 1);  // ln1, ln2 per block and ln_f
@@ -279,7 +279,7 @@ TEST_CASE("norm bias off: no norm has a beta (ln, cbwc, dyt, hardtanh, derf), th
     // the model without beta computes what the model with a zero beta does: its loss and the gradient of every
     // parameter they share (the fused ops without beta are held to finite differences in test_norms.cpp)
     Generator gen(12);
-    perturb(without, gen);
+    perturb_keeping_scalars_positive(without, gen);
     for (auto& [name, p] : without.named_parameters())
       for (auto& [wname, wp] : with.named_parameters())
         if (wname == name) wp.value().copy_from(p.value());
@@ -311,7 +311,7 @@ TEST_CASE("untied head: lm_head (vocab, dim) of N(0, 0.02), drawn last; the head
   REQUIRE(untied.lm_head);
   CHECK(untied.lm_head->weight.shape() == Shape{64, 32});
   CHECK(count_of(untied) - count_of(tied) == 64 * 32);
-  CHECK(names_of(untied).count("lm_head.weight") == 1);
+  CHECK(parameter_name_set(untied).count("lm_head.weight") == 1);
   CHECK_FALSE(untied.lm_head->bias.defined());
   double mean = 0, sq = 0;
   for (float v : untied.lm_head->weight.value().to_vector()) mean += v, sq += (double)v * v;
@@ -341,7 +341,7 @@ TEST_CASE("llama block: no wpe, RoPE attention equals plain loops, order matters
   Generator gen(11);
   GPT model(llama("rms"), gen);
   CHECK_FALSE(model.wpe);
-  const auto names = names_of(model);
+  const auto names = parameter_name_set(model);
   CHECK(names.count("wpe.weight") == 0);
   CHECK(names.count("lm_head.weight") == 1);
   for (const auto& n : names) CHECK(n.find(".bias") == std::string::npos);  // rms has none, linears none
@@ -364,7 +364,7 @@ TEST_CASE("llama block: no wpe, RoPE attention equals plain loops, order matters
   // without learned positions only the rotation tells positions apart: swapping the first
   // two tokens changes the third position's logits (attention over unrotated keys would
   // not see the order), and a later token never changes an earlier output
-  perturb(model, gen);
+  perturb_keeping_scalars_positive(model, gen);
   const Tensor ids = Tensor::from_ints({3, 8, 5, 1, 5, 2}, {1, 6});
   const Tensor logits = model.forward(ids).value();
   const Tensor swapped = model.forward(Tensor::from_ints({8, 3, 5, 1, 5, 2}, {1, 6})).value();

@@ -299,3 +299,6 @@ TEST_CASE("allocator: a size no system can give (256 TiB) is an nl::Error naming
   CHECK(cpu_stats().system_allocs == before.system_allocs);
   check_still_serves();
 }
+
+// Kept to this file: the test folder is also compiled as one translation unit.
+#undef NL_COUNTS_OPERATOR_NEW

@@ -12,10 +12,12 @@
 
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using namespace nl;
 using Catch::Contains;
+using nl::test::same_bits;
 
 namespace {
 
@@ -97,8 +99,6 @@ void check_kernels(Generator& gen, int64_t B, int64_t H, int64_t T, int64_t S, i
   check_against("dk", g.dk, want.dk);
   check_against("dv", g.dv, want.dv);
 }
-
-bool same_bits(const Tensor& a, const Tensor& b) { return a.to_vector() == b.to_vector(); }
 
 }  // namespace
 

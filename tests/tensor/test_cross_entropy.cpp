@@ -7,15 +7,16 @@
 
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using nl::Shape;
 using nl::Tensor;
+using nl::test::T;
+using nl::test::to_tensor;
 
 namespace {
-
-Tensor T(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
 struct Naive {
   double loss;
@@ -43,10 +44,6 @@ Naive naive_ce(const std::vector<float>& z, const std::vector<int32_t>& t, int64
       r.dlogits[i * V + j] = (std::exp(z[i * V + j] - r.lse[i]) - (j == t[i] ? 1.0 : 0.0)) / kept;
   }
   return r;
-}
-
-Tensor to_tensor(const std::vector<double>& d, const Shape& s) {
-  return Tensor::from_vector(std::vector<float>(d.begin(), d.end()), s);
 }
 
 }  // namespace

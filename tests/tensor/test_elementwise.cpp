@@ -10,15 +10,15 @@
 
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using nl::Shape;
 using nl::Tensor;
+using nl::test::T;
 
 namespace {
-
-Tensor T(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
 // A row-major tensor 0, 1, ..., n-1 of this shape, built without any view op.
 Tensor iota(const Shape& s, float start = 0.0f, float step = 1.0f) {

@@ -4,15 +4,15 @@
 #include <vector>
 
 #include "tensor/ops.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using nl::Shape;
 using nl::Tensor;
+using nl::test::T;
 
 namespace {
-
-Tensor T(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
 // table[v, c] = 10 v + c
 Tensor table43() { return T({0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32}, {4, 3}); }

@@ -8,15 +8,15 @@
 
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using nl::Shape;
 using nl::Tensor;
+using nl::test::T;
 
 namespace {
-
-Tensor T(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
 std::vector<float> randn(nl::Generator& gen, int64_t n) {
   std::vector<float> v((size_t)n);

@@ -29,17 +29,18 @@ Tensor randn(nl::Generator& gen, const Shape& shape) {
 }
 
 // One product: C (m x n) = op(A) op(B) with A stored (k, m) when trans_a, B (n, k) when trans_b.
-struct Case {
+struct Product {
   int64_t m, n, k;
   bool trans_a, trans_b;
 };
 
-Tensor product_at(const Case& c, const Tensor& a, const Tensor& b, int threads) {
+Tensor product_at(const Product& c, const Tensor& a, const Tensor& b, int threads) {
   nl::ScopedThreads scope(threads);
   return nl::matmul(a, b, c.trans_a, c.trans_b);
 }
 
-bool same_bits(const Tensor& x, const Tensor& y) {
+// The same shape and bytes (memcmp: the sign of a zero counts, a NaN matches itself).
+bool same_bytes(const Tensor& x, const Tensor& y) {
   return x.shape() == y.shape() && std::memcmp(x.data(), y.data(), sizeof(float) * (size_t)x.numel()) == 0;
 }
 
@@ -48,7 +49,7 @@ bool same_bits(const Tensor& x, const Tensor& y) {
 TEST_CASE("matmul: the same bits at 1, 2 and 3 threads", "[ops][threads]") {
   // a demo-sized step (batch 16 x 64 tokens, width 128, MLP 512, 256 bytes): each linear's
   // forward (NT), input gradient (NN) and weight gradient (TN); then ragged shapes
-  std::vector<Case> cases;
+  std::vector<Product> cases;
   for (auto [out, in] : std::vector<std::pair<int64_t, int64_t>>{{384, 128}, {128, 128}, {512, 128}, {128, 512},
                                                                   {256, 128}}) {
     cases.push_back({1024, out, in, false, true});
@@ -59,18 +60,18 @@ TEST_CASE("matmul: the same bits at 1, 2 and 3 threads", "[ops][threads]") {
   cases.push_back({1000, 300, 200, true, true});
   cases.push_back({37, 1001, 129, false, true});
   nl::Generator gen(21);
-  for (const Case& c : cases) {
+  for (const Product& c : cases) {
     INFO("m n k = " << c.m << " " << c.n << " " << c.k << ", trans " << c.trans_a << c.trans_b);
     const Tensor a = randn(gen, c.trans_a ? Shape{c.k, c.m} : Shape{c.m, c.k});
     const Tensor b = randn(gen, c.trans_b ? Shape{c.n, c.k} : Shape{c.k, c.n});
     const Tensor one = product_at(c, a, b, 1);
-    CHECK(same_bits(one, product_at(c, a, b, 2)));
-    CHECK(same_bits(one, product_at(c, a, b, 3)));
+    CHECK(same_bytes(one, product_at(c, a, b, 2)));
+    CHECK(same_bytes(one, product_at(c, a, b, 3)));
   }
   // batched, each (64, 64) @ (64, 48): the batch's products dealt out, not split
   const Tensor a = randn(gen, {8, 64, 64}), b = randn(gen, {8, 64, 48});
-  const Case batched{64, 48, 64, false, false};
-  CHECK(same_bits(product_at(batched, a, b, 1), product_at(batched, a, b, 2)));
+  const Product batched{64, 48, 64, false, false};
+  CHECK(same_bytes(product_at(batched, a, b, 1), product_at(batched, a, b, 2)));
 
   std::string haswell;
   const bool passes = nl::test::passes_under_haswell("matmul: the same bits at 1*", haswell);
@@ -82,10 +83,10 @@ TEST_CASE("matmul cut into tiles with partial edges gives the product", "[ops][t
   // shapes large enough to be cut, with m and n not multiples of the tile sides, every
   // transposition, and A a slice of a wider matrix (its leading dimension above k)
   nl::Generator gen(22);
-  for (const Case& c : std::vector<Case>{{1000, 300, 200, false, false},
-                                         {1000, 300, 200, true, false},
-                                         {300, 1000, 200, false, true},
-                                         {300, 1000, 200, true, true}}) {
+  for (const Product& c : std::vector<Product>{{1000, 300, 200, false, false},
+                                               {1000, 300, 200, true, false},
+                                               {300, 1000, 200, false, true},
+                                               {300, 1000, 200, true, true}}) {
     INFO("m n k = " << c.m << " " << c.n << " " << c.k << ", trans " << c.trans_a << c.trans_b);
     const nl::GemmTile tile = nl::gemm_tile(c.m, c.n, c.k);
     REQUIRE((tile.rows < c.m || tile.cols < c.n));

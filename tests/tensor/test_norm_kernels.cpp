@@ -17,6 +17,7 @@
 #include "tensor/random.h"
 #include "tensor/threads.h"
 #include "tests/tensor/double_reference.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using namespace nl;
@@ -109,8 +110,6 @@ void with_threads(int threads, Fn fn) {
   fn();
   set_num_threads(before);
 }
-
-bool same_bits(const Tensor& a, const Tensor& b) { return a.to_vector() == b.to_vector(); }
 
 // The inputs of a LayerNorm or RMSNorm test of case k, drawn from gen in this order:
 // x, gamma, beta, and for a backward test dy.

@@ -9,15 +9,15 @@
 
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using nl::Shape;
 using nl::Tensor;
+using nl::test::T;
 
 namespace {
-
-Tensor T(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
 // x[a, j, k] = 12 a + 4 j + k
 Tensor x234() {

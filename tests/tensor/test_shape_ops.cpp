@@ -7,17 +7,13 @@
 
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using nl::Shape;
 using nl::Tensor;
-
-namespace {
-
-Tensor T(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
-
-}  // namespace
+using nl::test::T;
 
 // ---------------------------------------------------------------- concat / split
 

@@ -8,15 +8,16 @@
 
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/tensor/tensor_literals.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using nl::Shape;
 using nl::Tensor;
+using nl::test::T;
+using nl::test::to_tensor;
 
 namespace {
-
-Tensor T(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
 // Row-wise softmax in double, written out here.
 std::vector<double> naive_softmax(const std::vector<float>& x, int64_t C) {
@@ -28,10 +29,6 @@ std::vector<double> naive_softmax(const std::vector<float>& x, int64_t C) {
     for (int64_t j = 0; j < C; ++j) y[r * C + j] = std::exp((double)x[r * C + j] - m) / s;
   }
   return y;
-}
-
-Tensor to_tensor(const std::vector<double>& d, const Shape& s) {
-  return Tensor::from_vector(std::vector<float>(d.begin(), d.end()), s);
 }
 
 // A backward test's case: x and dy (R, C) drawn from gen in that order, and the
