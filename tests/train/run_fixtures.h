@@ -1,13 +1,14 @@
-// What the fault-injection tests of the programs share (test_fault_*.cpp and the
-// others that run the programs on bad input): a small fortunes-like text of their own,
+// What the tests that run the programs share (test_fault_*.cpp, the others that run
+// them on bad input, and more): the programs' paths; a small fortunes-like text of their own,
 // so that they need no installed data; the flags of a tiny train_gpt run on it; a
 // snapshot of a folder that never opens a FIFO; running a program under a time limit,
-// so that a hang fails the test instead of stalling it; the check of a refusal; and
-// re-signing an edited checkpoint.
+// so that a hang fails the test instead of stalling it; the check of a run that must
+// succeed and of a refusal; re-signing an edited checkpoint, and the step one records.
 #pragma once
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -77,6 +78,12 @@ inline RunResult run_limited(const std::string& program, const std::string& args
   return run_program("timeout -k 5 " + std::to_string(seconds) + " " + program, args, scratch);
 }
 
+// A run that must have succeeded (exit 0); its stderr shown when it did not.
+inline void require_ok(const RunResult& r) {
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+}
+
 // A refused invocation: exit 2 within the time limit, one line (ending in a newline)
 // holding every needle, `dir` as it was (byte for byte; safe when it holds a FIFO).
 inline void expect_refused(const std::string& program, const std::string& args, const std::string& dir,
@@ -111,6 +118,11 @@ inline void resign(const std::string& path, const std::function<void(Safetensors
   file.metadata.erase("metadata_crc32");
   add_checksums(file.tensors, file.metadata);
   save_safetensors(path, file.tensors, file.metadata);
+}
+
+// The step a checkpoint file records in its metadata.
+inline int64_t checkpoint_step(const std::string& path) {
+  return std::stoll(load_safetensors(path).metadata.at("step"));
 }
 
 inline void make_fifo(const std::string& path) {

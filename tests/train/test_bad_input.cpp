@@ -11,6 +11,7 @@
 #include "tests/fake_fashion_mnist.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // kTrainGpt, kTrainVit
 
 #include <cstdint>
 #include <filesystem>
@@ -22,9 +23,6 @@ namespace fs = std::filesystem;
 using namespace nl::test;
 
 namespace {
-
-const std::string kGPT = ::nl::test::build_dir() + "/train_gpt";
-const std::string kViT = ::nl::test::build_dir() + "/train_vit";
 
 struct Case {
   std::string flags;    // the bad part of the command line
@@ -104,8 +102,8 @@ const std::vector<std::string> kVitAccepted = {"--warmup 0", "--seed 0", "--crop
 
 // A bad invocation: exit code 2, one line on stderr holding the needle, and every
 // file in out_dir unchanged, nothing added.
-void expect_refused(const std::string& program, const std::string& args, const std::string& out_dir,
-                    const std::string& needle, const TempDir& scratch) {
+void expect_bad_input_refused(const std::string& program, const std::string& args, const std::string& out_dir,
+                              const std::string& needle, const TempDir& scratch) {
   const auto before = snapshot(out_dir);
   RunResult r = run_program(program, "--out " + out_dir + " " + args, scratch);  // a later --out wins
   INFO(fs::path(program).filename().string() << " " << args << "\nexit " << r.code << "\nstderr: " << r.err);
@@ -116,7 +114,7 @@ void expect_refused(const std::string& program, const std::string& args, const s
 }
 
 bool built() {
-  for (const auto& p : {kGPT, kViT})
+  for (const auto& p : {kTrainGpt, kTrainVit})
     if (!fs::exists(p)) {
       FAIL_CHECK(p << " is not built");
       return false;
@@ -138,8 +136,8 @@ void run_table(const std::string& program, const std::string& base,
                const std::vector<std::pair<std::string, std::vector<std::string>>>& table, const std::string& out,
                const TempDir& tmp) {
   for (const auto& [flag, values] : table) {
-    for (const auto& v : values) expect_refused(program, base + " " + flag + "=" + v, out, flag, tmp);
-    for (const auto& v : kNotANumber) expect_refused(program, base + " " + flag + "=" + v, out, flag, tmp);
+    for (const auto& v : values) expect_bad_input_refused(program, base + " " + flag + "=" + v, out, flag, tmp);
+    for (const auto& v : kNotANumber) expect_bad_input_refused(program, base + " " + flag + "=" + v, out, flag, tmp);
   }
 }
 
@@ -156,7 +154,7 @@ TEST_CASE("bad input: train_gpt refuses every wrong, negative, zero or out-of-ra
   write_bytes(out + "/log.csv", "step,train_loss\n1,9.99\n");
   // --overwrite: a refused run deletes nothing of the run it was to replace
   const std::string base = kGptTiny + " --overwrite";
-  run_table(kGPT, base, kGptRanges, out, tmp);
+  run_table(kTrainGpt, base, kGptRanges, out, tmp);
   for (const Case& c : std::vector<Case>{{"--norm layernorm", "layernorm"},
                                          {"--norm ''", "norm"},
                                          {"--block post", "post"},
@@ -170,20 +168,20 @@ TEST_CASE("bad input: train_gpt refuses every wrong, negative, zero or out-of-ra
                                          {"--data /etc/hostname", "/etc/hostname"},  // a file, not a folder
                                          {"--data " + tmp.sub("empty_dir"), "empty_dir"},
                                          {"--out /etc/hostname/run", "/etc/hostname"}})
-    expect_refused(kGPT, base + " " + c.flags, out, c.needle, tmp);
+    expect_bad_input_refused(kTrainGpt, base + " " + c.flags, out, c.needle, tmp);
 }
 
 TEST_CASE("bad input: train_vit refuses every wrong, negative, zero or out-of-range flag value", "[badinput][cli]") {
   if (!built()) return;
   VitFixture f;
   const std::string base = f.tiny + " --overwrite";  // the run in f.out must survive every refusal
-  run_table(kViT, base, kVitRanges, f.out, f.tmp);
+  run_table(kTrainVit, base, kVitRanges, f.out, f.tmp);
   for (const Case& c : std::vector<Case>{{"--norm batchnorm", "batchnorm"},
                                          {"--on-nonfinite maybe", "--on-nonfinite"},
                                          {"--flip=1", "--flip"},
                                          {"--bogus", "--bogus"},
                                          {"--data /nonexistent/fmnist", "/nonexistent/fmnist"}})
-    expect_refused(kViT, base + " " + c.flags, f.out, c.needle, f.tmp);
+    expect_bad_input_refused(kTrainVit, base + " " + c.flags, f.out, c.needle, f.tmp);
 }
 
 TEST_CASE("bad input: the values valid on purpose train (exit 0)", "[badinput][cli][needs-fortunes]") {
@@ -192,13 +190,14 @@ TEST_CASE("bad input: the values valid on purpose train (exit 0)", "[badinput][c
   TempDir tmp;
   int n = 0;
   for (const auto& flags : kGptAccepted) {
-    RunResult r = run_program(kGPT, kGptTiny + " " + flags + " --out " + tmp.sub("ok" + std::to_string(n++)), tmp);
+    RunResult r = run_program(kTrainGpt, kGptTiny + " " + flags + " --out " + tmp.sub("ok" + std::to_string(n++)), tmp);
     INFO("train_gpt " << flags << "\nstderr: " << r.err);
     CHECK(r.code == 0);
   }
   VitFixture f;
   for (const auto& flags : kVitAccepted) {
-    RunResult r = run_program(kViT, f.tiny + " " + flags + " --out " + f.tmp.sub("ok" + std::to_string(n++)), f.tmp);
+    RunResult r =
+        run_program(kTrainVit, f.tiny + " " + flags + " --out " + f.tmp.sub("ok" + std::to_string(n++)), f.tmp);
     INFO("train_vit " << flags << "\nstderr: " << r.err);
     CHECK(r.code == 0);
   }
@@ -212,7 +211,7 @@ TEST_CASE("bad input: missing, unreadable and corrupt Fashion-MNIST files", "[ba
   const std::string base = f.tiny + " --overwrite";  // the run in f.out must survive every refusal
   auto with_images = [&](const std::string& bytes, const std::string& needle) {
     write_bytes(images, bytes);
-    expect_refused(kViT, base, f.out, needle, f.tmp);
+    expect_bad_input_refused(kTrainVit, base, f.out, needle, f.tmp);
   };
   with_images("", "train-images-idx3-ubyte.gz");                     // empty
   with_images(good.substr(0, good.size() / 2), "truncated");          // gzip stream cut short
@@ -221,9 +220,9 @@ TEST_CASE("bad input: missing, unreadable and corrupt Fashion-MNIST files", "[ba
   flipped[good.size() / 2] ^= 0x55;                                   // corrupt deflate data
   with_images(flipped, "train-images-idx3-ubyte.gz");
   fs::remove(images);
-  expect_refused(kViT, base, f.out, "train-images-idx3-ubyte.gz", f.tmp);  // missing
+  expect_bad_input_refused(kTrainVit, base, f.out, "train-images-idx3-ubyte.gz", f.tmp);  // missing
   fs::create_directory(images);                                     // a folder in its place
-  expect_refused(kViT, base, f.out, "train-images-idx3-ubyte.gz", f.tmp);
+  expect_bad_input_refused(kTrainVit, base, f.out, "train-images-idx3-ubyte.gz", f.tmp);
 }
 
 namespace {
@@ -258,7 +257,7 @@ TEST_CASE("bad input: every kind of corrupt or foreign checkpoint is refused by 
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string good_dir = tmp.sub("good");
-  RunResult r = run_program(kGPT, kGptTiny + " --stop-after 1 --out " + good_dir, tmp);
+  RunResult r = run_program(kTrainGpt, kGptTiny + " --stop-after 1 --out " + good_dir, tmp);
   REQUIRE(r.code == 0);
   const std::string good = read_bytes(good_dir + "/checkpoint.safetensors");
   REQUIRE(split(good).header.find("\"shape\":[64,16]") != std::string::npos);  // the edits below need these
@@ -293,21 +292,22 @@ TEST_CASE("bad input: every kind of corrupt or foreign checkpoint is refused by 
     fs::copy(good_dir, dir, fs::copy_options::recursive);
     write_bytes(dir + "/checkpoint.safetensors", c.flags);
     INFO("case " << n - 1 << ", expecting '" << c.needle << "'");
-    expect_refused(kGPT, kGptTiny + " --resume", dir, "checkpoint.safetensors", tmp);
-    expect_refused(kGPT, kGptTiny + " --resume", dir, c.needle, tmp);
+    expect_bad_input_refused(kTrainGpt, kGptTiny + " --resume", dir, "checkpoint.safetensors", tmp);
+    expect_bad_input_refused(kTrainGpt, kGptTiny + " --resume", dir, c.needle, tmp);
   }
   // another model: another width, another norm, and a ViT's checkpoint
-  expect_refused(kGPT, kGptTiny + " --resume --dim 32 --heads 2", good_dir, "written for the model", tmp);
-  expect_refused(kGPT, kGptTiny + " --resume --norm rms", good_dir, "written for the model", tmp);
+  expect_bad_input_refused(kTrainGpt, kGptTiny + " --resume --dim 32 --heads 2", good_dir, "written for the model",
+                           tmp);
+  expect_bad_input_refused(kTrainGpt, kGptTiny + " --resume --norm rms", good_dir, "written for the model", tmp);
   VitFixture f;
-  REQUIRE(run_program(kViT, f.tiny + " --stop-after 1 --out " + f.tmp.sub("vit"), f.tmp).code == 0);
+  REQUIRE(run_program(kTrainVit, f.tiny + " --stop-after 1 --out " + f.tmp.sub("vit"), f.tmp).code == 0);
   const std::string foreign = tmp.sub("foreign");
   fs::copy(good_dir, foreign, fs::copy_options::recursive);
   fs::copy_file(f.tmp.sub("vit") + "/checkpoint.safetensors", foreign + "/checkpoint.safetensors",
                 fs::copy_options::overwrite_existing);
-  expect_refused(kGPT, kGptTiny + " --resume", foreign, "\"arch\": \"vit\"", tmp);
+  expect_bad_input_refused(kTrainGpt, kGptTiny + " --resume", foreign, "\"arch\": \"vit\"", tmp);
   // and the good one still resumes
-  r = run_program(kGPT, kGptTiny + " --resume --out " + good_dir, tmp);
+  r = run_program(kTrainGpt, kGptTiny + " --resume --out " + good_dir, tmp);
   INFO(r.err);
   CHECK(r.code == 0);
 }

@@ -43,7 +43,7 @@ struct StoppedRun {
 };
 
 // log.csv's rows without the throughput column, the one that timing changes
-std::vector<std::vector<std::string>> rows_without_speed(const std::string& dir) {
+std::vector<std::vector<std::string>> rows_without_tok_per_s(const std::string& dir) {
   auto rows = read_csv_rows(dir + "/log.csv");
   REQUIRE(!rows.empty());
   size_t speed = 0;
@@ -239,7 +239,7 @@ TEST_CASE("checkpoint integrity: --init-from takes a run's folder, and BF16 weig
     const RunResult r = run_limited(kTrainGpt, run.f.tiny + " --init-from " + from + " --out " + out, run.f.tmp);
     INFO("--init-from " << from << "\nstderr: " << r.err);
     REQUIRE(r.code == 0);
-    return rows_without_speed(out);
+    return rows_without_tok_per_s(out);
   };
   CHECK(start("from-folder", run.dir) == start("from-file", run.checkpoint));
 

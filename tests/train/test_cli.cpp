@@ -33,20 +33,20 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = ::nl::test::build_dir() + "/train_gpt";
-
 // Runs train_gpt with the given arguments, output captured.
-RunResult run(const std::string& args, const TempDir& scratch) { return run_program(kProgram, args, scratch); }
+RunResult run_train_gpt(const std::string& args, const TempDir& scratch) {
+  return run_program(kTrainGpt, args, scratch);
+}
 
 // Small model flags: every successful run is a few milliseconds.
 const std::string kTiny =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 1 --eval-batches 1 --threads 1 --quiet";
 
-
-struct Fixture {
+// An --out folder holding a log.csv of known content, which a refused run must leave as it was.
+struct RunFolderWithLog {
   TempDir tmp;
   std::string out;
-  Fixture() : out(tmp.sub("out")) {
+  RunFolderWithLog() : out(tmp.sub("out")) {
     fs::create_directories(out);
     write_bytes(out + "/log.csv", "step,train_loss\n1,9.99\n");
   }
@@ -55,9 +55,9 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
-  if (!program_built(kProgram)) return;
+  if (!program_built(kTrainGpt)) return;
   TempDir tmp;
-  const std::string help = help_text(kProgram, tmp);
+  const std::string help = help_text(kTrainGpt, tmp);
   for (const char* flag : {"--norm", "--layers", "--dim", "--heads", "--seq", "--batch", "--steps", "--lr", "--data",
                            "--out", "--resume", "--stop-after", "--seed", "--threads"})
     CHECK_THAT(help, Contains(flag));
@@ -65,7 +65,7 @@ TEST_CASE("train_gpt cli --help exits 0 and lists the flags", "[cli]") {
   CHECK_THAT(help, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
   // --help wins over the other flags: it trains nothing and writes nothing
   const std::string out = tmp.sub("out");
-  RunResult r2 = run("--out " + out + " --steps 3 --help", tmp);
+  RunResult r2 = run_train_gpt("--out " + out + " --steps 3 --help", tmp);
   CHECK(r2.code == 0);
   CHECK_THAT(r2.out, Contains("--norm"));
   CHECK_FALSE(fs::exists(out));
@@ -133,81 +133,81 @@ TEST_CASE("FlagParser alias: an older name sets the flag, is recorded under the 
 }
 
 TEST_CASE("train_gpt cli: an unknown --norm names the valid ones", "[cli]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
-  expect_refused_into(kProgram, "--norm layernorm " + kTiny, f.out,
+  if (!program_built(kTrainGpt)) return;
+  RunFolderWithLog f;
+  expect_refused_into(kTrainGpt, "--norm layernorm " + kTiny, f.out,
                       {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt", "bhyt-exact"}, f.tmp);
 }
 
 // the device is opened after the text is loaded: this one needs the real data
 TEST_CASE("train_gpt cli: a bad --device is named; cuda without a GPU is refused", "[cli][needs-fortunes]") {
-  if (!program_built(kProgram)) return;
+  if (!program_built(kTrainGpt)) return;
   REQUIRE_RESOURCE(missing_fortunes());
-  Fixture f;
-  expect_refused_into(kProgram, "--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
+  RunFolderWithLog f;
+  expect_refused_into(kTrainGpt, "--device tpu " + kTiny, f.out, {"--device", "tpu", "cpu", "cuda"}, f.tmp);
   // --overwrite: the run in f.out is not replaced by a run that is refused
   if (!nl::cuda_available())
-    expect_refused_into(kProgram, "--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
+    expect_refused_into(kTrainGpt, "--device cuda --overwrite " + kTiny, f.out, {"cuda", "no CUDA"}, f.tmp);
 }
 
 // refused at the flag, before the data (missing here) is looked for or a model built
 TEST_CASE("train_gpt cli: --device cuda on a build without CUDA is refused at the flag", "[cli]") {
-  if (!program_built(kProgram) || nl::cuda_built()) return;
-  Fixture f;
-  expect_refused_into(kProgram, "--device cuda --overwrite --data /nonexistent/fortunes " + kTiny, f.out,
+  if (!program_built(kTrainGpt) || nl::cuda_built()) return;
+  RunFolderWithLog f;
+  expect_refused_into(kTrainGpt, "--device cuda --overwrite --data /nonexistent/fortunes " + kTiny, f.out,
                       {"--device cuda", "this build has no CUDA", "make CUDA=1"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: --dim not divisible by --heads", "[cli]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
-  expect_refused_into(kProgram, "--layers 1 --dim 30 --heads 4 --steps 1 --threads 1", f.out, {"30", "heads"}, f.tmp);
+  if (!program_built(kTrainGpt)) return;
+  RunFolderWithLog f;
+  expect_refused_into(kTrainGpt, "--layers 1 --dim 30 --heads 4 --steps 1 --threads 1", f.out, {"30", "heads"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: missing data names the folder; only the package's own folder says to install it", "[cli]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
+  if (!program_built(kTrainGpt)) return;
+  RunFolderWithLog f;
   // before: every missing --data said to install the package
-  expect_refused_into(kProgram, "--data /nonexistent/fortunes --steps 1 --overwrite " + kTiny, f.out,
+  expect_refused_into(kTrainGpt, "--data /nonexistent/fortunes --steps 1 --overwrite " + kTiny, f.out,
                       {"--data /nonexistent/fortunes: no such folder"}, f.tmp);
   const RunResult r =
-      run_program(kProgram, "--data /nonexistent/fortunes --steps 1 " + kTiny + " --out " + f.out, f.tmp);
+      run_program(kTrainGpt, "--data /nonexistent/fortunes --steps 1 " + kTiny + " --out " + f.out, f.tmp);
   CHECK_THAT(r.err, !Contains("apt-get"));
   fs::create_directories(f.tmp.sub("empty"));
-  expect_refused_into(kProgram, "--data " + f.tmp.sub("empty") + " --steps 1 --overwrite " + kTiny, f.out,
+  expect_refused_into(kTrainGpt, "--data " + f.tmp.sub("empty") + " --steps 1 --overwrite " + kTiny, f.out,
                       {"--data " + f.tmp.sub("empty") + ": no text files"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: an unknown flag is named", "[cli]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
-  expect_refused_into(kProgram, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
-  expect_refused_into(kProgram, "--bogus=3 --steps 1", f.out, {"--bogus"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 stray", f.out, {"stray"}, f.tmp);
+  if (!program_built(kTrainGpt)) return;
+  RunFolderWithLog f;
+  expect_refused_into(kTrainGpt, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--bogus=3 --steps 1", f.out, {"--bogus"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--steps 1 stray", f.out, {"stray"}, f.tmp);
   // an empty --flag= names its flag (before: "unexpected argument" naming the next flag's value)
-  expect_refused_into(kProgram, "--norm= --steps 1", f.out, {"--norm: unknown value ''"}, f.tmp);
-  expect_refused_into(kProgram, "--steps= --lr 0.1", f.out, {"--steps needs an integer, got ''"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--norm= --steps 1", f.out, {"--norm: unknown value ''"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--steps= --lr 0.1", f.out, {"--steps needs an integer, got ''"}, f.tmp);
 }
 
 TEST_CASE("train_gpt cli: malformed numbers and missing values are named", "[cli]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
-  expect_refused_into(kProgram, "--steps 12x", f.out, {"--steps", "12x"}, f.tmp);
-  expect_refused_into(kProgram, "--lr abc --steps 1", f.out, {"--lr", "abc"}, f.tmp);
-  expect_refused_into(kProgram, "--dim=", f.out, {"--dim"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 --batch", f.out, {"--batch"}, f.tmp);  // the value is missing
-  expect_refused_into(kProgram, "--steps 0 " + kTiny, f.out, {"--steps"}, f.tmp);
-  expect_refused_into(kProgram, "--quiet=1 --steps 1", f.out, {"--quiet"}, f.tmp);  // a switch takes no value
+  if (!program_built(kTrainGpt)) return;
+  RunFolderWithLog f;
+  expect_refused_into(kTrainGpt, "--steps 12x", f.out, {"--steps", "12x"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--lr abc --steps 1", f.out, {"--lr", "abc"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--dim=", f.out, {"--dim"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--steps 1 --batch", f.out, {"--batch"}, f.tmp);  // the value is missing
+  expect_refused_into(kTrainGpt, "--steps 0 " + kTiny, f.out, {"--steps"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--quiet=1 --steps 1", f.out, {"--quiet"}, f.tmp);  // a switch takes no value
 }
 
 TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched checkpoint", "[cli][needs-fortunes]") {
-  if (!program_built(kProgram)) return;
+  if (!program_built(kTrainGpt)) return;
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   // a good run to start from: two-step schedule stopped after one step
   const std::string good = tmp.sub("good");
   {
-    RunResult r = run("--steps 2 --stop-after 1 " + kTiny + " --out " + good, tmp);
+    RunResult r = run_train_gpt("--steps 2 --stop-after 1 " + kTiny + " --out " + good, tmp);
     INFO("stderr: " << r.err << "\nstdout: " << r.out);
     REQUIRE(r.code == 0);
     CHECK(r.err.empty());
@@ -227,34 +227,34 @@ TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched check
   SECTION("truncated") {
     const std::string d = copy();
     write_bytes(d + "/checkpoint.safetensors", ckpt.substr(0, ckpt.size() / 2));
-    expect_refused_into(kProgram, resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
+    expect_refused_into(kTrainGpt, resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
   }
   SECTION("header garbage") {
     const std::string d = copy();
     std::string bytes = ckpt;
     for (size_t i = 8; i < 40; ++i) bytes[i] = '\x01';
     write_bytes(d + "/checkpoint.safetensors", bytes);
-    expect_refused_into(kProgram, resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
+    expect_refused_into(kTrainGpt, resume + kTiny, d, {"checkpoint.safetensors"}, tmp);
   }
   SECTION("mismatched --dim") {
     const std::string d = copy();
-    expect_refused_into(kProgram, resume + kTiny + " --dim 24", d, {"checkpoint.safetensors", "16", "24"}, tmp);
+    expect_refused_into(kTrainGpt, resume + kTiny + " --dim 24", d, {"checkpoint.safetensors", "16", "24"}, tmp);
   }
   SECTION("mismatched --norm, same shapes") {
     const std::string d = copy();
-    expect_refused_into(kProgram, resume + kTiny + " --norm cbwc", d, {"checkpoint.safetensors", "cbwc"}, tmp);
+    expect_refused_into(kTrainGpt, resume + kTiny + " --norm cbwc", d, {"checkpoint.safetensors", "cbwc"}, tmp);
   }
   SECTION("mismatched --norm, other parameters") {
     const std::string d = copy();
-    expect_refused_into(kProgram, resume + kTiny + " --norm bhyt", d, {"checkpoint.safetensors", "norm", "bhyt"}, tmp);
+    expect_refused_into(kTrainGpt, resume + kTiny + " --norm bhyt", d, {"checkpoint.safetensors", "norm", "bhyt"}, tmp);
   }
   SECTION("no checkpoint to resume from") {
-    Fixture f;
-    expect_refused_into(kProgram, resume + kTiny, f.out, {"checkpoint"}, tmp);
+    RunFolderWithLog f;
+    expect_refused_into(kTrainGpt, resume + kTiny, f.out, {"checkpoint"}, tmp);
   }
   SECTION("the good one resumes, exit 0") {
     const std::string d = copy();
-    RunResult r = run(resume + kTiny + " --out " + d, tmp);
+    RunResult r = run_train_gpt(resume + kTiny + " --out " + d, tmp);
     INFO("stderr: " << r.err);
     CHECK(r.code == 0);
     CHECK(r.err.empty());
@@ -264,31 +264,31 @@ TEST_CASE("train_gpt cli: --resume with a corrupt, truncated or mismatched check
 }
 
 TEST_CASE("train_gpt cli: the regime options reject bad values in one line", "[cli]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
-  expect_refused_into(kProgram, "--mlp relu " + kTiny, f.out, {"relu", "gelu", "swiglu"}, f.tmp);
-  expect_refused_into(kProgram, "--emb-scale big " + kTiny, f.out, {"--emb-scale", "big"}, f.tmp);
-  expect_refused_into(kProgram, "--emb-scale -2 " + kTiny, f.out, {"--emb-scale"}, f.tmp);
-  expect_refused_into(kProgram, "--final-norm batch " + kTiny, f.out, {"batch"}, f.tmp);
-  expect_refused_into(kProgram, "--norm ln --screen-dyt --steps 4 --screen-steps 2 " + kTiny, f.out, {"dyt"}, f.tmp);
+  if (!program_built(kTrainGpt)) return;
+  RunFolderWithLog f;
+  expect_refused_into(kTrainGpt, "--mlp relu " + kTiny, f.out, {"relu", "gelu", "swiglu"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--emb-scale big " + kTiny, f.out, {"--emb-scale", "big"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--emb-scale -2 " + kTiny, f.out, {"--emb-scale"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--final-norm batch " + kTiny, f.out, {"batch"}, f.tmp);
+  expect_refused_into(kTrainGpt, "--norm ln --screen-dyt --steps 4 --screen-steps 2 " + kTiny, f.out, {"dyt"}, f.tmp);
 }
 
 TEST_CASE("train_gpt --screen-dyt and screen_dyt stop at the screening step with the verdict",
           "[cli][needs-fortunes]") {
-  if (!program_built(kProgram)) return;
+  if (!program_built(kTrainGpt)) return;
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string out = tmp.sub("out");
-  RunResult r = run("--norm dyt --emb-scale sqrt --mlp swiglu --screen-dyt --steps 4 --screen-steps 2 " + kTiny +
-                        " --out " + out,
-                    tmp);
+  RunResult r = run_train_gpt(
+      "--norm dyt --emb-scale sqrt --mlp swiglu --screen-dyt --steps 4 --screen-steps 2 " + kTiny + " --out " + out,
+      tmp);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Contains("screening at step 2") && Contains("verdict:") && Contains("weak evidence"));
   CHECK(fs::exists(out + "/checkpoint.safetensors"));
   // the screened run goes on to its end with --resume
   RunResult resumed =
-      run("--norm dyt --emb-scale sqrt --mlp swiglu --steps 4 --resume " + kTiny + " --out " + out, tmp);
+      run_train_gpt("--norm dyt --emb-scale sqrt --mlp swiglu --steps 4 --resume " + kTiny + " --out " + out, tmp);
   CHECK(resumed.code == 0);
   CHECK_THAT(resumed.out, Contains("done: 4 steps"));
 

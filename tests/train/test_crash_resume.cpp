@@ -8,6 +8,7 @@
 #include "tests/fake_fashion_mnist.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // kTrainGpt, checkpoint_step
 
 #include <signal.h>
 
@@ -27,21 +28,15 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = ::nl::test::build_dir() + "/train_gpt";
-
-void require_ready() {
-  if (!fs::exists(kProgram)) FAIL(kProgram << " is not built");
+void require_train_gpt_and_fortunes() {
+  if (!fs::exists(kTrainGpt)) FAIL(kTrainGpt << " is not built");
   REQUIRE_RESOURCE(missing_fortunes());
 }
 
 // A small model whose steps take well under a millisecond; every checkpoint is fsynced.
-const std::string kRun =
+const std::string kCrashRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 50 --eval-batches 1 --act-stats-every 50 "
     "--threads 1 --quiet";
-
-int64_t checkpoint_step(const std::string& path) {
-  return std::stoll(nl::load_safetensors(path).metadata.at("step"));
-}
 
 // Every checkpoint file in dir loads (no torn file under a checkpoint's name) and sits
 // at a multiple of `every` or at the schedule's end; at most `keep` of them. Returns
@@ -65,7 +60,7 @@ int64_t check_whole_checkpoints(const std::string& dir, int64_t every, int64_t k
 }
 
 // The log without its speed column (wall-clock, the only field that may differ).
-std::vector<std::vector<std::string>> log_without_speed(const std::string& path) {
+std::vector<std::vector<std::string>> log_without_column_5(const std::string& path) {
   auto rows = read_csv_rows(path);
   for (auto& r : rows)
     if (r.size() > 5) r.erase(r.begin() + 5);
@@ -76,14 +71,14 @@ std::vector<std::vector<std::string>> log_without_speed(const std::string& path)
 
 TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as an uninterrupted run",
           "[crash][needs-fortunes]") {
-  require_ready();
+  require_train_gpt_and_fortunes();
   TempDir tmp;
   const int64_t steps = 1500, every = 3, keep = 3;
   const std::string flags =
-      kRun + " --steps " + std::to_string(steps) + " --checkpoint-every 3 --keep-checkpoints 3";
+      kCrashRun + " --steps " + std::to_string(steps) + " --checkpoint-every 3 --keep-checkpoints 3";
   const std::string straight = tmp.sub("straight"), killed = tmp.sub("killed");
   {
-    RunResult r = run_program(kProgram, flags + " --out " + straight, tmp);
+    RunResult r = run_program(kTrainGpt, flags + " --out " + straight, tmp);
     INFO(r.err);
     REQUIRE(r.code == 0);
   }
@@ -99,7 +94,7 @@ TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as 
     std::vector<std::string> args = split_args(flags + " --out " + killed);
     // as the grid does: continue after a checkpoint, start again where the kill came before one
     args.push_back(fs::exists(killed + "/checkpoint.safetensors") ? "--resume" : "--overwrite");
-    const pid_t pid = spawn_program(kProgram, args, tmp.sub("out.txt"), tmp.sub("err.txt"));
+    const pid_t pid = spawn_program(kTrainGpt, args, tmp.sub("out.txt"), tmp.sub("err.txt"));
     REQUIRE(pid > 0);
     if (kill_it) {
       std::this_thread::sleep_for(std::chrono::milliseconds(15 + moments.below(126)));
@@ -136,7 +131,7 @@ TEST_CASE("crash: SIGKILL at several moments, each run resumed, ends exactly as 
   CHECK_FALSE(fs::exists(killed + "/checkpoint.safetensors.tmp"));
   CHECK(checkpoint_step(killed + "/checkpoint.safetensors") == steps);
   // the same log (speed aside), row for row, and the same final parameters and moments
-  const auto a = log_without_speed(straight + "/log.csv"), b = log_without_speed(killed + "/log.csv");
+  const auto a = log_without_column_5(straight + "/log.csv"), b = log_without_column_5(killed + "/log.csv");
   REQUIRE(a.size() == (size_t)steps + 1);
   CHECK(b.size() == a.size());
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
@@ -160,7 +155,7 @@ namespace {
 // Starts a long run of `program` with `flags`, waits until its log holds `rows` steps,
 // sends `sig`; returns the exit status, with stderr in err.
 int signal_mid_run(const std::string& out, int sig, size_t rows, const TempDir& tmp, std::string& err,
-                   const std::string& program = kProgram, const std::string& flags = kRun + " --steps 1000000") {
+                   const std::string& program = kTrainGpt, const std::string& flags = kCrashRun + " --steps 1000000") {
   const pid_t pid = spawn_program(program, split_args(flags + " --out " + out), tmp.sub("o.txt"), tmp.sub("e.txt"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (read_csv_rows(out + "/log.csv").size() < rows + 1 && std::chrono::steady_clock::now() < deadline)
@@ -175,7 +170,7 @@ int signal_mid_run(const std::string& out, int sig, size_t rows, const TempDir& 
 
 TEST_CASE("crash: SIGTERM and SIGINT save a checkpoint of the last step and exit with 128 + signal",
           "[crash][needs-fortunes]") {
-  require_ready();
+  require_train_gpt_and_fortunes();
   for (int sig : {SIGTERM, SIGINT}) {
     TempDir tmp;
     const std::string out = tmp.sub("run");
@@ -194,7 +189,8 @@ TEST_CASE("crash: SIGTERM and SIGINT save a checkpoint of the last step and exit
     CHECK(checkpoint_step(out + "/checkpoint.safetensors") == last);
     CHECK_THAT(err, Contains("step " + std::to_string(last)));
     RunResult r = run_program(
-        kProgram, kRun + " --steps 1000000 --resume --stop-after " + std::to_string(last + 3) + " --out " + out, tmp);
+        kTrainGpt, kCrashRun + " --steps 1000000 --resume --stop-after " + std::to_string(last + 3) + " --out " + out,
+        tmp);
     INFO(r.err);
     CHECK(r.code == 0);
     CHECK(read_csv_rows(out + "/log.csv").size() == (size_t)last + 4);
@@ -204,10 +200,11 @@ TEST_CASE("crash: SIGTERM and SIGINT save a checkpoint of the last step and exit
 
 TEST_CASE("crash: --checkpoint-every N --keep-checkpoints K keeps the newest K, older ones under their step",
           "[crash][needs-fortunes]") {
-  require_ready();
+  require_train_gpt_and_fortunes();
   TempDir tmp;
   const std::string out = tmp.sub("run");
-  RunResult r = run_program(kProgram, kRun + " --steps 23 --checkpoint-every 5 --keep-checkpoints 3 --out " + out, tmp);
+  RunResult r =
+      run_program(kTrainGpt, kCrashRun + " --steps 23 --checkpoint-every 5 --keep-checkpoints 3 --out " + out, tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);
   // saved at 5, 10, 15, 20 and the end (23): the newest three remain
@@ -218,13 +215,13 @@ TEST_CASE("crash: --checkpoint-every N --keep-checkpoints K keeps the newest K, 
   CHECK_FALSE(fs::exists(out + "/checkpoint-step00000005.safetensors"));
   // keep 1 (the default): only checkpoint.safetensors
   const std::string one = tmp.sub("one");
-  r = run_program(kProgram, kRun + " --steps 12 --checkpoint-every 5 --out " + one, tmp);
+  r = run_program(kTrainGpt, kCrashRun + " --steps 12 --checkpoint-every 5 --out " + one, tmp);
   REQUIRE(r.code == 0);
   int files = 0;
   for (const auto& e : fs::directory_iterator(one)) files += e.path().extension() == ".safetensors";
   CHECK(files == 1);
   // a run replacing it (--overwrite) drops its history too
-  r = run_program(kProgram, kRun + " --steps 4 --overwrite --out " + out, tmp);
+  r = run_program(kTrainGpt, kCrashRun + " --steps 4 --overwrite --out " + out, tmp);
   REQUIRE(r.code == 0);
   CHECK_FALSE(fs::exists(out + "/checkpoint-step00000020.safetensors"));
   CHECK(checkpoint_step(out + "/checkpoint.safetensors") == 4);

@@ -9,6 +9,7 @@
 #include "tests/fake_fashion_mnist.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // kTrainGpt, kTrainVit
 
 #include <filesystem>
 #include <string>
@@ -17,9 +18,6 @@ namespace fs = std::filesystem;
 using namespace nl::test;
 
 namespace {
-
-const std::string kGPT = ::nl::test::build_dir() + "/train_gpt";
-const std::string kViT = ::nl::test::build_dir() + "/train_vit";
 
 // The log with the named speed column blanked.
 std::vector<std::vector<std::string>> log_without(const std::string& path, const std::string& speed_column) {
@@ -49,9 +47,9 @@ TEST_CASE("determinism: train_gpt twice with one seed at 2 threads writes bit-id
   // kernels' parallel grain
   const std::string flags = "--layers 1 --dim 64 --heads 4 --seq 32 --batch 16 --steps 8 --eval-every 4 "
                             "--eval-batches 1 --act-stats-every 4 --threads 2 --threads-adapt off --quiet --norm bhyt";
-  run_ok(kGPT, flags + " --out " + tmp.sub("a"), tmp);
-  run_ok(kGPT, flags + " --out " + tmp.sub("b"), tmp);
-  run_ok(kGPT, flags + " --seed 7 --out " + tmp.sub("c"), tmp);
+  run_ok(kTrainGpt, flags + " --out " + tmp.sub("a"), tmp);
+  run_ok(kTrainGpt, flags + " --out " + tmp.sub("b"), tmp);
+  run_ok(kTrainGpt, flags + " --seed 7 --out " + tmp.sub("c"), tmp);
   const std::string a = tmp.sub("a"), b = tmp.sub("b"), c = tmp.sub("c");
   CHECK(read_bytes(a + "/checkpoint.safetensors") == read_bytes(b + "/checkpoint.safetensors"));
   CHECK(log_without(a + "/log.csv", "tok_per_s") == log_without(b + "/log.csv", "tok_per_s"));
@@ -67,8 +65,8 @@ TEST_CASE("determinism: train_gpt twice with one seed at 2 threads writes bit-id
 TEST_CASE("determinism: train_vit twice with one seed at 2 threads writes bit-identical files", "[determinism]") {
   FakeVitRun f;
   const std::string flags = f.tiny + " --dim 32 --steps 12 --threads 2 --threads-adapt off --crop-pad 2 --flip";
-  run_ok(kViT, flags + " --out " + f.tmp.sub("a"), f.tmp);
-  run_ok(kViT, flags + " --out " + f.tmp.sub("b"), f.tmp);
+  run_ok(kTrainVit, flags + " --out " + f.tmp.sub("a"), f.tmp);
+  run_ok(kTrainVit, flags + " --out " + f.tmp.sub("b"), f.tmp);
   const std::string a = f.tmp.sub("a"), b = f.tmp.sub("b");
   CHECK(read_bytes(a + "/checkpoint.safetensors") == read_bytes(b + "/checkpoint.safetensors"));
   CHECK(log_without(a + "/log.csv", "img_per_s") == log_without(b + "/log.csv", "img_per_s"));

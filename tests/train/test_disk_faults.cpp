@@ -24,16 +24,16 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = fs::absolute(::nl::test::build_dir() + "/train_gpt").string();
+const std::string kAbsoluteTrainGpt = fs::absolute(::nl::test::build_dir() + "/train_gpt").string();
 // dim 16: a 92 KiB checkpoint
-const std::string kRun =
+const std::string kDiskFaultRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 5 --eval-batches 1 --threads 1 --quiet "
     "--act-stats-every 0 --steps 30 --checkpoint-every 5";
 
 // A healthy run stopped at step 10 in dir; returns its checkpoint's bytes.
 std::string healthy_run(const std::string& dir, const TempDir& tmp) {
   REQUIRE_RESOURCE(missing_fortunes());
-  RunResult r = run_program(kProgram, kRun + " --stop-after 10 --out " + dir, tmp);
+  RunResult r = run_program(kAbsoluteTrainGpt, kDiskFaultRun + " --stop-after 10 --out " + dir, tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);
   return read_bytes(dir + "/checkpoint.safetensors");
@@ -62,11 +62,10 @@ RunResult run_on_tmpfs(const std::string& from, const std::string& mnt, const st
   fs::create_directories(mnt);
   fs::create_directories(back);
   const std::string err = tmp.sub("tmpfs_err.txt");
-  const std::string script = "mount -t tmpfs -o size=" + std::to_string(size_kib) + "k normlab_test " + mnt +
-                             " && cp -a " + from + "/. " + mnt + "/" +
-                             (read_only ? " && mount -o remount,ro " + mnt : std::string()) + " && { " + kProgram +
-                             " " + args + " --out " + mnt + " 2>" + err + "; rc=$?; cp -a " + mnt + "/. " + back +
-                             "/; exit $rc; }";
+  const std::string script =
+      "mount -t tmpfs -o size=" + std::to_string(size_kib) + "k normlab_test " + mnt + " && cp -a " + from + "/. " +
+      mnt + "/" + (read_only ? " && mount -o remount,ro " + mnt : std::string()) + " && { " + kAbsoluteTrainGpt + " " +
+      args + " --out " + mnt + " 2>" + err + "; rc=$?; cp -a " + mnt + "/. " + back + "/; exit $rc; }";
   RunResult r = run_program("unshare", "-rm sh -c '" + script + "'", tmp);
   r.err = read_bytes(err);
   return r;
@@ -81,12 +80,12 @@ TEST_CASE("disk: a full tmpfs fails the checkpoint write with ENOSPC; the previo
   REQUIRE_RESOURCE(missing_unshare());
   const std::string before = healthy_run(dir, tmp);
   // 160 KiB holds the run's files and the 92 KiB checkpoint, not a second one beside it
-  RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 160, false, kRun + " --resume", tmp);
+  RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 160, false, kDiskFaultRun + " --resume", tmp);
   check_one_line_error(r, {"checkpoint.safetensors.tmp", "No space left on device"});
   check_checkpoint_intact(tmp.sub("back"), before);
   // the log holds the steps up to the failed save; the kept checkpoint resumes elsewhere
   CHECK(read_csv_rows(tmp.sub("back") + "/log.csv").size() == 16);
-  RunResult ok = run_program(kProgram, kRun + " --resume --out " + tmp.sub("back"), tmp);
+  RunResult ok = run_program(kAbsoluteTrainGpt, kDiskFaultRun + " --resume --out " + tmp.sub("back"), tmp);
   INFO(ok.err);
   CHECK(ok.code == 0);
 }
@@ -97,7 +96,7 @@ TEST_CASE("disk: a read-only folder fails the first write; the checkpoint stays"
   const std::string dir = tmp.sub("run");
   REQUIRE_RESOURCE(missing_unshare());
   const std::string before = healthy_run(dir, tmp);
-  RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 1024, true, kRun + " --resume", tmp);
+  RunResult r = run_on_tmpfs(dir, tmp.sub("mnt"), tmp.sub("back"), 1024, true, kDiskFaultRun + " --resume", tmp);
   // found before the first write: the folder is not writable
   check_one_line_error(r, {"--out", "cannot write in", "Read-only file system"});
   check_checkpoint_intact(tmp.sub("back"), before);
@@ -110,7 +109,8 @@ TEST_CASE("disk: a file-size limit fails the checkpoint write (EFBIG); the previ
   const std::string dir = tmp.sub("run");
   const std::string before = healthy_run(dir, tmp);
   // 60 000 bytes: the log fits, a 92 KiB checkpoint does not
-  RunResult r = run_program("prlimit", "--fsize=60000 " + kProgram + " " + kRun + " --resume --out " + dir, tmp);
+  RunResult r = run_program("prlimit",
+                            "--fsize=60000 " + kAbsoluteTrainGpt + " " + kDiskFaultRun + " --resume --out " + dir, tmp);
   check_one_line_error(r, {"checkpoint.safetensors.tmp", "File too large"});
   check_checkpoint_intact(dir, before);
 }
@@ -122,7 +122,7 @@ TEST_CASE("disk: a log written to a full device (/dev/full) is a write error nam
   const std::string before = healthy_run(dir, tmp);
   // the log is rewritten through log.csv.tmp (then renamed), which now leads to the device
   fs::create_symlink("/dev/full", dir + "/log.csv.tmp");
-  RunResult r = run_program(kProgram, kRun + " --resume --out " + dir, tmp);
+  RunResult r = run_program(kAbsoluteTrainGpt, kDiskFaultRun + " --resume --out " + dir, tmp);
   check_one_line_error(r, {"log.csv", "No space left on device"});
   check_checkpoint_intact(dir, before);
 }

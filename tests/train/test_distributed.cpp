@@ -12,6 +12,7 @@
 
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // checkpoint_step
 #include "tests/train/run_logs.h"
 
 #include <signal.h>
@@ -34,7 +35,7 @@ namespace {
 
 const std::string kPlain = ::nl::test::build_dir() + "/train_gpt";
 
-void require_ready() {
+void require_mpi_and_fortunes() {
   REQUIRE_RESOURCE(missing_mpi());
   REQUIRE_RESOURCE(missing_fortunes());
   REQUIRE(fs::exists(kPlain));
@@ -49,12 +50,8 @@ std::string mpirun_flags(int ranks) {
 }
 
 // A model whose steps take about a millisecond; one thread per rank.
-const std::string kRun =
+const std::string kDistributedRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --eval-batches 1 --act-stats-every 0 --threads 1 --quiet";
-
-int64_t checkpoint_step(const std::string& path) {
-  return std::stoll(nl::load_safetensors(path).metadata.at("step"));
-}
 
 // The pid of rank `rank` among mpirun's children (OpenMPI puts the rank in each
 // process's environment), -1 when not found.
@@ -128,9 +125,9 @@ void check_same_losses(const std::string& reference_log, const std::string& log,
 
 TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process with batch B",
           "[mpi][needs-mpi][needs-fortunes]") {
-  require_ready();
+  require_mpi_and_fortunes();
   TempDir tmp;
-  const std::string flags = kRun + " --batch 8 --steps 50 --eval-every 25";
+  const std::string flags = kDistributedRun + " --batch 8 --steps 50 --eval-every 25";
   RunResult single = run_program(kPlain, flags + " --out " + tmp.sub("single"), tmp);
   INFO(single.err);
   REQUIRE(single.code == 0);
@@ -148,7 +145,8 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
   CHECK(val_worst <= 1e-5);
 
   // a control that the comparison can fail: half the batch in one process is another run
-  RunResult half = run_program(kPlain, kRun + " --batch 4 --steps 50 --eval-every 25 --out " + tmp.sub("half"), tmp);
+  RunResult half =
+      run_program(kPlain, kDistributedRun + " --batch 4 --steps 50 --eval-every 25 --out " + tmp.sub("half"), tmp);
   REQUIRE(half.code == 0);
   const auto [half_worst, half_found] =
       largest_difference(log_column(tmp.sub("single") + "/log.csv", "train_loss"),
@@ -156,7 +154,7 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
   CHECK(half_worst > 1e-3);
 
   // a global batch that does not split evenly is refused with one line
-  RunResult odd = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiTrainGpt + " " + kRun +
+  RunResult odd = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiTrainGpt + " " + kDistributedRun +
                                                  " --batch 7 --steps 5 --out " + tmp.sub("odd"), tmp);
   CHECK(odd.code != 0);
   CHECK_THAT(odd.err, Contains("--batch 7 (the global batch) must divide by the 2 ranks"));
@@ -164,10 +162,10 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
 
 TEST_CASE("distributed: a killed rank ends the job promptly and --resume continues it",
           "[mpi][needs-mpi][needs-fortunes]") {
-  require_ready();
+  require_mpi_and_fortunes();
   TempDir tmp;
   const int steps = 400;
-  const std::string flags = kRun + " --batch 4 --steps " + std::to_string(steps) +
+  const std::string flags = kDistributedRun + " --batch 4 --steps " + std::to_string(steps) +
                             " --eval-every 100 --checkpoint-every 10";
   const std::string dir = tmp.sub("killed");
   RunResult reference = run_program(kPlain, flags + " --out " + tmp.sub("reference"), tmp);
@@ -209,7 +207,7 @@ TEST_CASE("distributed: a killed rank ends the job promptly and --resume continu
 
 TEST_CASE("distributed: a stop signal to one rank abandons its step on every rank; the resumed run is the same",
           "[mpi][needs-mpi][needs-fortunes]") {
-  require_ready();
+  require_mpi_and_fortunes();
   TempDir tmp;
   // steps of seconds (2048 windows of 64 bytes, half per rank): SIGTERM to rank 1 only,
   // 0.3 s into step 2. A step that ran to its end (ranks that did not vote before the
@@ -253,10 +251,10 @@ TEST_CASE("distributed: a stop signal to one rank abandons its step on every ran
 
 TEST_CASE("distributed: a rank that hangs trips the others' watchdog within --dist-timeout",
           "[mpi][needs-mpi][needs-fortunes]") {
-  require_ready();
+  require_mpi_and_fortunes();
   TempDir tmp;
   const std::string dir = tmp.sub("hung"), err = tmp.sub("err.txt");
-  std::vector<std::string> args = split_args(mpirun_flags(2) + " " + kMpiTrainGpt + " " + kRun +
+  std::vector<std::string> args = split_args(mpirun_flags(2) + " " + kMpiTrainGpt + " " + kDistributedRun +
                                              " --batch 4 --steps 100000 --eval-every 1000 --checkpoint-every 10 "
                                              "--dist-timeout 2 --out " + dir);
   const pid_t mpirun = spawn_program(mpirun_path(), args, tmp.sub("out.txt"), err);

@@ -23,7 +23,7 @@ using namespace nl::test;
 namespace {
 
 // log.csv without its throughput column, which is the only one timing changes
-std::vector<std::vector<std::string>> log_without_speed(const std::string& dir) {
+std::vector<std::vector<std::string>> log_without_tok_per_s(const std::string& dir) {
   auto rows = read_csv_rows(dir + "/log.csv");
   REQUIRE(!rows.empty());
   size_t speed = 0;
@@ -32,11 +32,6 @@ std::vector<std::vector<std::string>> log_without_speed(const std::string& dir) 
   for (auto& row : rows)
     if (speed < row.size()) row.erase(row.begin() + (long)speed);
   return rows;
-}
-
-void require_ok(const RunResult& r) {
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
 }
 
 }  // namespace
@@ -51,9 +46,9 @@ TEST_CASE("extend-to: an extension stopped and resumed is bit-identical to one s
   require_ok(run_limited(kTrainGpt, f.tiny + " --resume --extend-to 10 --out " + stopped, f.tmp));
 
   // (stopped at an evaluation step: a run stopped elsewhere also evaluates there)
-  const auto rows = log_without_speed(straight);
+  const auto rows = log_without_tok_per_s(straight);
   REQUIRE(rows.size() == 11);  // header + 10 steps
-  CHECK(log_without_speed(stopped) == rows);
+  CHECK(log_without_tok_per_s(stopped) == rows);
   const nl::SafetensorsFile a = nl::load_safetensors(straight + "/checkpoint.safetensors");
   const nl::SafetensorsFile b = nl::load_safetensors(stopped + "/checkpoint.safetensors");
   REQUIRE(a.tensors.size() == b.tensors.size());

@@ -5,79 +5,59 @@
 // Debian's dataset-fashion-mnist ([needs-fashion-mnist]: make test skips it without them).
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "tests/needs.h"
+#include "tests/test_files.h"  // TempDir, read_bytes, write_bytes
 #include "tests/test_util.h"
 #include "train/data/fashion_mnist.h"
 
 using namespace nl;
 using Catch::Contains;
 namespace fs = std::filesystem;
+using nl::test::read_bytes;
+using nl::test::TempDir;
+using nl::test::write_bytes;
 
 namespace {
 
 const char* kInstallHint = "apt-get install dataset-fashion-mnist";
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("normlab_fmnist_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
-};
-
-void put_u32(std::vector<uint8_t>& out, uint32_t v) {
+void append_u32(std::vector<uint8_t>& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back((uint8_t)(v >> shift));
 }
 
 std::vector<uint8_t> idx_images(uint32_t magic, uint32_t count, uint32_t rows, uint32_t cols,
                                 const std::vector<uint8_t>& pixels) {
   std::vector<uint8_t> out;
-  put_u32(out, magic);
-  put_u32(out, count);
-  put_u32(out, rows);
-  put_u32(out, cols);
+  append_u32(out, magic);
+  append_u32(out, count);
+  append_u32(out, rows);
+  append_u32(out, cols);
   out.insert(out.end(), pixels.begin(), pixels.end());
   return out;
 }
 
 std::vector<uint8_t> idx_labels(uint32_t magic, uint32_t count, const std::vector<uint8_t>& labels) {
   std::vector<uint8_t> out;
-  put_u32(out, magic);
-  put_u32(out, count);
+  append_u32(out, magic);
+  append_u32(out, count);
   out.insert(out.end(), labels.begin(), labels.end());
   return out;
 }
 
-void write_gz(const std::string& path, const std::vector<uint8_t>& bytes) {
+void write_gzipped(const std::string& path, const std::vector<uint8_t>& bytes) {
   gzFile f = gzopen(path.c_str(), "wb");
   REQUIRE(f != nullptr);
   REQUIRE(gzwrite(f, bytes.data(), (unsigned)bytes.size()) == (int)bytes.size());
   REQUIRE(gzclose(f) == Z_OK);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
 }
 
 // n 28 x 28 images, image i filled with the value `fill(i)` except pixel (0, 0), which
@@ -89,8 +69,8 @@ void write_fake_pair(const std::string& dir, const std::string& prefix, uint32_t
     px[i * 784] = (uint8_t)((first_id + i) % 256);
     lb[i] = (uint8_t)(i % 10);
   }
-  write_gz(dir + "/" + prefix + "-images-idx3-ubyte.gz", idx_images(2051, n, 28, 28, px));
-  write_gz(dir + "/" + prefix + "-labels-idx1-ubyte.gz", idx_labels(2049, n, lb));
+  write_gzipped(dir + "/" + prefix + "-images-idx3-ubyte.gz", idx_images(2051, n, 28, 28, px));
+  write_gzipped(dir + "/" + prefix + "-labels-idx1-ubyte.gz", idx_labels(2049, n, lb));
 }
 
 // The raw byte a standardised value came from.
@@ -102,17 +82,17 @@ TEST_CASE("fashion-mnist reads a small IDX image file: header fields and pixel o
   TempDir d;
   std::vector<uint8_t> px(3 * 2 * 3);
   for (size_t i = 0; i < px.size(); ++i) px[i] = (uint8_t)(10 * i);
-  write_gz(d.sub("im.gz"), idx_images(2051, 3, 2, 3, px));
+  write_gzipped(d.sub("im.gz"), idx_images(2051, 3, 2, 3, px));
   IdxImages im = read_idx_images(d.sub("im.gz"));
   CHECK(im.count == 3);
   CHECK(im.rows == 2);
   CHECK(im.cols == 3);
   CHECK(im.pixels == px);
 
-  write_gz(d.sub("lb.gz"), idx_labels(2049, 4, {9, 0, 3, 7}));
+  write_gzipped(d.sub("lb.gz"), idx_labels(2049, 4, {9, 0, 3, 7}));
   CHECK(read_idx_labels(d.sub("lb.gz")) == std::vector<uint8_t>({9, 0, 3, 7}));
   // a header of 0 items is read as an empty set (the loader then refuses it)
-  write_gz(d.sub("empty.gz"), idx_labels(2049, 0, {}));
+  write_gzipped(d.sub("empty.gz"), idx_labels(2049, 0, {}));
   CHECK(read_idx_labels(d.sub("empty.gz")).empty());
 }
 
@@ -125,44 +105,44 @@ TEST_CASE("fashion-mnist: broken files are errors that name the file and the pac
     CHECK_THROWS_WITH(read_idx_images(d.sub("nope.gz")), Contains(d.sub("nope.gz")) && Contains(kInstallHint));
   }
   SECTION("bad magic: a label file where images are expected, and the other way round") {
-    write_gz(path, idx_labels(2049, 2, {1, 2}));
+    write_gzipped(path, idx_labels(2049, 2, {1, 2}));
     CHECK_THROWS_WITH(read_idx_images(path), Contains(path) && Contains("magic") && Contains("2049") &&
                                                  Contains("2051") && Contains(kInstallHint));
-    write_gz(path, idx_images(2051, 2, 28, 28, px));
+    write_gzipped(path, idx_images(2051, 2, 28, 28, px));
     CHECK_THROWS_WITH(read_idx_labels(path), Contains("magic") && Contains(kInstallHint));
   }
   SECTION("fewer pixels than the header announces") {
     std::vector<uint8_t> short_px(px.begin(), px.end() - 100);
-    write_gz(path, idx_images(2051, 2, 28, 28, short_px));
+    write_gzipped(path, idx_images(2051, 2, 28, 28, short_px));
     CHECK_THROWS_WITH(read_idx_images(path), Contains(path) && Contains("truncated") && Contains("1568") &&
                                                  Contains("1468") && Contains(kInstallHint));
     // cut inside the header itself
-    write_gz(path, {0, 0, 8, 3, 0, 0});
+    write_gzipped(path, {0, 0, 8, 3, 0, 0});
     CHECK_THROWS_WITH(read_idx_images(path), Contains("truncated") && Contains(kInstallHint));
   }
   SECTION("a gzip stream cut short (a partial download)") {
     std::vector<uint8_t> noisy(2 * 28 * 28);
     for (size_t i = 0; i < noisy.size(); ++i) noisy[i] = (uint8_t)((i * 2654435761u) >> 13);  // incompressible
-    write_gz(path, idx_images(2051, 2, 28, 28, noisy));
-    std::string gz = read_file(path);
-    write_file(path, gz.substr(0, gz.size() / 2));
+    write_gzipped(path, idx_images(2051, 2, 28, 28, noisy));
+    std::string gz = read_bytes(path);
+    write_bytes(path, gz.substr(0, gz.size() / 2));
     CHECK_THROWS_WITH(read_idx_images(path), Contains(path) && Contains("truncated") && Contains(kInstallHint));
   }
   SECTION("a damaged gzip stream (flipped bytes fail the CRC or the inflate)") {
-    write_gz(path, idx_images(2051, 2, 28, 28, px));
-    std::string gz = read_file(path);
+    write_gzipped(path, idx_images(2051, 2, 28, 28, px));
+    std::string gz = read_bytes(path);
     for (size_t i = 20; i < gz.size() - 8; i += 7) gz[i] = (char)(gz[i] ^ 0x5a);
-    write_file(path, gz);
+    write_bytes(path, gz);
     CHECK_THROWS_WITH(read_idx_images(path), Contains(path) && Contains(kInstallHint));
   }
   SECTION("bytes after the announced data") {
     std::vector<uint8_t> more = px;
     more.push_back(1);
-    write_gz(path, idx_images(2051, 2, 28, 28, more));
+    write_gzipped(path, idx_images(2051, 2, 28, 28, more));
     CHECK_THROWS_WITH(read_idx_images(path), Contains(path) && Contains("1 bytes after") && Contains(kInstallHint));
   }
   SECTION("a label outside 0..9") {
-    write_gz(path, idx_labels(2049, 3, {1, 10, 2}));
+    write_gzipped(path, idx_labels(2049, 3, {1, 10, 2}));
     CHECK_THROWS_WITH(read_idx_labels(path), Contains(path) && Contains("label 10") && Contains(kInstallHint));
   }
 }
@@ -176,15 +156,16 @@ TEST_CASE("fashion-mnist loader: counts that disagree, wrong sizes and missing f
                       Contains("train-images-idx3-ubyte.gz") && Contains(kInstallHint));
   }
   SECTION("more images than labels") {
-    write_gz(d.sub("train-images-idx3-ubyte.gz"), idx_images(2051, 4, 28, 28, std::vector<uint8_t>(4 * 784, 1)));
-    write_gz(d.sub("train-labels-idx1-ubyte.gz"), idx_labels(2049, 3, {1, 2, 3}));
+    write_gzipped(d.sub("train-images-idx3-ubyte.gz"), idx_images(2051, 4, 28, 28, std::vector<uint8_t>(4 * 784, 1)));
+    write_gzipped(d.sub("train-labels-idx1-ubyte.gz"), idx_labels(2049, 3, {1, 2, 3}));
     CHECK_THROWS_WITH(load_fashion_mnist(d.path.string(), 1), Contains("4 images") && Contains("3 labels") &&
                                                                   Contains("train-labels-idx1-ubyte.gz") &&
                                                                   Contains(kInstallHint));
   }
   SECTION("images that are not 28 x 28") {
-    write_gz(d.sub("train-images-idx3-ubyte.gz"), idx_images(2051, 3, 14, 28, std::vector<uint8_t>(3 * 14 * 28, 1)));
-    write_gz(d.sub("train-labels-idx1-ubyte.gz"), idx_labels(2049, 3, {1, 2, 3}));
+    write_gzipped(d.sub("train-images-idx3-ubyte.gz"),
+                  idx_images(2051, 3, 14, 28, std::vector<uint8_t>(3 * 14 * 28, 1)));
+    write_gzipped(d.sub("train-labels-idx1-ubyte.gz"), idx_labels(2049, 3, {1, 2, 3}));
     CHECK_THROWS_WITH(load_fashion_mnist(d.path.string(), 1), Contains("14 x 28") && Contains("28 x 28"));
   }
   SECTION("a validation split that leaves no training image") {
@@ -335,8 +316,8 @@ TEST_CASE("fashion-mnist batcher augments: every shift in [-pad, pad] and about 
   std::vector<uint8_t> px(2 * 784, 0);
   px[14 * 28 + 10] = 255;
   px[784 + 14 * 28 + 10] = 255;
-  write_gz(d.sub("train-images-idx3-ubyte.gz"), idx_images(2051, 2, 28, 28, px));
-  write_gz(d.sub("train-labels-idx1-ubyte.gz"), idx_labels(2049, 2, {3, 3}));
+  write_gzipped(d.sub("train-images-idx3-ubyte.gz"), idx_images(2051, 2, 28, 28, px));
+  write_gzipped(d.sub("train-labels-idx1-ubyte.gz"), idx_labels(2049, 2, {3, 3}));
   write_fake_pair(d.path.string(), "t10k", 1);
   FashionMnist data = load_fashion_mnist(d.path.string(), 1);
   ImageBatcher b(data.train, data.mean, data.std, {2, true}, 7);

@@ -26,6 +26,7 @@
 #include "train/data/text_data.h"
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // kFoldLn
 #include "tests/train/run_logs.h"
 
 using namespace nl;
@@ -35,15 +36,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kProgram = ::nl::test::build_dir() + "/fold_ln";
-
-void require_ready() {
-  if (!fs::exists(kProgram)) FAIL(kProgram << " is not built (make " << kProgram << ")");
+void require_fold_ln_and_fortunes() {
+  if (!fs::exists(kFoldLn)) FAIL(kFoldLn << " is not built (make " << kFoldLn << ")");
   REQUIRE_RESOURCE(missing_fortunes());
 }
 
 RunResult run_fold(const std::string& args, const TempDir& scratch) {
-  return run_program(kProgram, "--threads 1 " + args, scratch);
+  return run_program(kFoldLn, "--threads 1 " + args, scratch);
 }
 
 // A 2-layer model small enough to train in a fraction of a second.
@@ -82,7 +81,7 @@ std::shared_ptr<GPT> load_model(const GPTConfig& config, const std::string& path
 
 TEST_CASE("fold_ln: a trained ln checkpoint folds into a cbwc one with the same logits and the same text",
           "[fold][needs-fortunes]") {
-  require_ready();
+  require_fold_ln_and_fortunes();
   TempDir tmp;
   const GPTRunConfig run = tiny_run(tmp.sub("ln"), "ln", 40);
   run_gpt(run);
@@ -144,7 +143,7 @@ TEST_CASE("fold_ln: a trained ln checkpoint folds into a cbwc one with the same 
 // fold_ln keeps the AdamW moments, so a run resumed from the folded checkpoint takes
 // the same steps as the ln run resumed from its own (the function of P W evolves alike).
 TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the ln run", "[fold][needs-fortunes]") {
-  require_ready();
+  require_fold_ln_and_fortunes();
   TempDir tmp;
   GPTRunConfig ln_run = tiny_run(tmp.sub("ln"), "ln", 40);
   ln_run.stop_after = 20;
@@ -166,7 +165,7 @@ TEST_CASE("fold_ln: train_gpt resumed from the folded checkpoint continues the l
 
 TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with one line and writes nothing",
           "[fold][needs-fortunes]") {
-  require_ready();
+  require_fold_ln_and_fortunes();
   TempDir tmp;
   RunResult missing = run_fold("--in " + tmp.sub("nothing") + " --out " + tmp.sub("out"), tmp);
   CHECK(missing.code == 2);
@@ -191,7 +190,7 @@ TEST_CASE("fold_ln: a missing file or a checkpoint of another norm exits 2 with 
 // 6 steps + resume + 6 steps log exactly what 12 steps straight log, and differ from a
 // run without dropout.
 TEST_CASE("dropout: a run with dropout resumes exactly, and dropout changes the run", "[fold][needs-fortunes]") {
-  require_ready();
+  require_fold_ln_and_fortunes();
   TempDir tmp;
   GPTRunConfig straight = tiny_run(tmp.sub("straight"), "ln", 12), halves = tiny_run(tmp.sub("halves"), "ln", 12),
                plain = tiny_run(tmp.sub("plain"), "ln", 12);

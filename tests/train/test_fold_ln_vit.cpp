@@ -10,6 +10,7 @@
 
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // kFoldLn
 #include "tests/train/run_logs.h"
 #include "train/vit/vit_run.h"
 
@@ -19,8 +20,6 @@ using Catch::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-
-const std::string kFoldLn = ::nl::test::build_dir() + "/fold_ln";
 
 // A 2-layer ViT that trains 40 steps in about a second on one thread.
 ViTRunConfig tiny_vit(const std::string& out_dir, const std::string& norm) {

@@ -14,6 +14,7 @@
 #include "fuzz/fuzz_args.cpp"
 #include "fuzz/fuzz_idx.cpp"
 #include "fuzz/fuzz_safetensors.cpp"
+#undef NL_FUZZ_NO_MAIN  // not for the test files compiled after this one in the same object
 
 namespace fs = std::filesystem;
 

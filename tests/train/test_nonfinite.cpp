@@ -8,6 +8,7 @@
 
 #include "tests/needs.h"
 #include "tests/test_files.h"
+#include "tests/train/run_fixtures.h"  // kTrainGpt
 
 #include <cmath>
 #include <filesystem>
@@ -142,8 +143,7 @@ TEST_CASE("nonfinite: a skipped step leaves parameters and optimizer alone; ten 
 
 namespace {
 
-const std::string kProgram = ::nl::test::build_dir() + "/train_gpt";
-const std::string kRun =
+const std::string kNonfiniteRun =
     "--layers 1 --dim 16 --heads 2 --seq 8 --batch 2 --eval-every 5 --eval-batches 1 --threads 1 --quiet "
     "--act-stats-every 0 --warmup 0 --steps 30 --checkpoint-every 5";
 
@@ -155,8 +155,8 @@ TEST_CASE("nonfinite: train_gpt with lr 1e30 stops at the first NaN step, names 
   TempDir tmp;
   const std::string dir = tmp.sub("run");
   // step 1 takes a 1e30-sized step, so step 2's forward overflows
-  const std::string run = kRun + " --lr 1e30 --checkpoint-every 1 --out " + dir;
-  RunResult r = run_program(kProgram, run, tmp);
+  const std::string run = kNonfiniteRun + " --lr 1e30 --checkpoint-every 1 --out " + dir;
+  RunResult r = run_program(kTrainGpt, run, tmp);
   INFO(r.err);
   CHECK(r.code == 1);
   CHECK(count_lines(r.err) == 1);
@@ -174,7 +174,7 @@ TEST_CASE("nonfinite: train_gpt with lr 1e30 stops at the first NaN step, names 
   // runaway weights (beyond the loaded-value bound, train/io/checkpoint.h) before a step
   // runs, and the checkpoint stays as it was
   const std::string kept = read_bytes(dir + "/checkpoint.safetensors");
-  RunResult again = run_program(kProgram, run + " --resume", tmp);
+  RunResult again = run_program(kTrainGpt, run + " --resume", tmp);
   INFO(again.err);
   CHECK(again.code == 2);
   CHECK_THAT(again.err, Contains("tensor '") && Contains("beyond the bound"));
@@ -186,7 +186,7 @@ TEST_CASE("nonfinite: --on-nonfinite skip warns for each skipped step and stops 
   REQUIRE_RESOURCE(missing_fortunes());
   TempDir tmp;
   const std::string dir = tmp.sub("run");
-  RunResult r = run_program(kProgram, kRun + " --lr 1e30 --on-nonfinite skip --out " + dir, tmp);
+  RunResult r = run_program(kTrainGpt, kNonfiniteRun + " --lr 1e30 --on-nonfinite skip --out " + dir, tmp);
   INFO(r.err);
   CHECK(r.code == 1);
   // steps 2..11 skipped with a warning each, step 12 stops

@@ -179,7 +179,7 @@ namespace {
 
 // Runs a resume that must fail: expects an nl::Error whose message contains every one
 // of `needles`, and every file in dir unchanged afterwards. Returns the message.
-std::string expect_refused(const GPTRunConfig& c, const std::vector<std::string>& needles) {
+std::string expect_run_gpt_refused(const GPTRunConfig& c, const std::vector<std::string>& needles) {
   const auto before = snapshot(c.out_dir);
   std::string message;
   try {
@@ -242,19 +242,19 @@ TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no 
   for (const auto& [what, bytes] : corrupt) DYNAMIC_SECTION(what) {
       std::string d = copy();
       write_bytes(d + "/checkpoint.safetensors", bytes);
-      expect_refused(resume_cfg(d), {"checkpoint.safetensors"});
+      expect_run_gpt_refused(resume_cfg(d), {"checkpoint.safetensors"});
     }
   SECTION("a different --dim") {
     std::string d = copy();
     GPTRunConfig c = resume_cfg(d);
     c.model.dim = 48;
-    expect_refused(c, {"checkpoint.safetensors", "32", "48"});
+    expect_run_gpt_refused(c, {"checkpoint.safetensors", "32", "48"});
   }
   SECTION("a different number of layers") {
     std::string d = copy();
     GPTRunConfig c = resume_cfg(d);
     c.model.layers = 2;
-    expect_refused(c, {"checkpoint.safetensors"});
+    expect_run_gpt_refused(c, {"checkpoint.safetensors"});
   }
   // another norm: with the same parameter shapes (cbwc), other parameters (rms: no
   // biases; dyt: an alpha per site); each refused naming the norm
@@ -262,13 +262,13 @@ TEST_CASE("resume: a corrupt or mismatched checkpoint is refused and changes no 
       std::string d = copy();
       GPTRunConfig c = resume_cfg(d);
       c.model.norm.name = norm;
-      expect_refused(c, {"checkpoint.safetensors", "norm", norm});
+      expect_run_gpt_refused(c, {"checkpoint.safetensors", "norm", norm});
     }
   SECTION("a checkpoint past the end of the schedule") {
     std::string d = copy();
     GPTRunConfig c = resume_cfg(d);
     c.steps = 1;  // the checkpoint is at step 2
-    expect_refused(c, {"step"});
+    expect_run_gpt_refused(c, {"step"});
   }
   SECTION("no checkpoint: nothing is created") {
     const std::string d = tmp.sub("empty");

@@ -28,11 +28,6 @@ using namespace nl::test;
 
 namespace {
 
-void require_ok(const RunResult& r) {
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-}
-
 // A GPT run of 4 steps with a checkpoint every step, 3 kept: every kind of run file.
 std::string gpt_run(const FakeGptRun& f, const std::string& name) {
   const std::string dir = f.tmp.sub(name);

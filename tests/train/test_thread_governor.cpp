@@ -108,7 +108,7 @@ TEST_CASE("run_queue_wait_seconds: a non-negative total that never decreases", "
 namespace {
 
 // The rows of a train_gpt log.csv, every column but the speed (column 5, tok_per_s).
-std::vector<std::string> rows_without_speed(const std::string& log) {
+std::vector<std::string> log_lines_without_speed(const std::string& log) {
   std::vector<std::string> lines;
   for (const auto& row : nl::test::read_csv_rows(log)) {
     std::string kept;
@@ -120,7 +120,8 @@ std::vector<std::string> rows_without_speed(const std::string& log) {
 }
 
 // train_gpt's log at `threads` threads, every column but the speed (tok_per_s).
-std::vector<std::string> log_without_speed(const std::string& norm, int threads, const nl::test::TempDir& tmp) {
+std::vector<std::string> train_gpt_log_without_speed(const std::string& norm, int threads,
+                                                     const nl::test::TempDir& tmp) {
   const std::string out = tmp.sub(norm + std::to_string(threads));
   const nl::test::RunResult r = nl::test::run_program(
       nl::test::build_dir() + "/train_gpt",
@@ -129,7 +130,7 @@ std::vector<std::string> log_without_speed(const std::string& norm, int threads,
       tmp);
   INFO(r.err);
   REQUIRE(r.code == 0);
-  return rows_without_speed(out + "/log.csv");
+  return log_lines_without_speed(out + "/log.csv");
 }
 
 }  // namespace
@@ -141,7 +142,8 @@ TEST_CASE("threads: train_gpt at 1 and at 2 threads writes the same log but for 
   nl::test::TempDir tmp;
   for (const char* norm : {"ln", "bhyt"}) {
     INFO("norm " << norm);
-    const std::vector<std::string> one = log_without_speed(norm, 1, tmp), two = log_without_speed(norm, 2, tmp);
+    const std::vector<std::string> one = train_gpt_log_without_speed(norm, 1, tmp),
+                                   two = train_gpt_log_without_speed(norm, 2, tmp);
     REQUIRE(one.size() == 13);
     CHECK(one[0].find("tok_per_s") == std::string::npos);
     CHECK(one == two);
@@ -169,7 +171,7 @@ DemoRun demo_run(const std::string& core, int threads, const nl::test::TempDir& 
   INFO(r.err);
   REQUIRE(r.code == 0);
   DemoRun run;
-  run.log = rows_without_speed(out + "/log.csv");
+  run.log = log_lines_without_speed(out + "/log.csv");
   run.sample = nl::test::read_bytes(out + "/sample.txt");
   const std::string file = nl::test::read_bytes(out + "/checkpoint.safetensors");
   REQUIRE(file.size() > 8);

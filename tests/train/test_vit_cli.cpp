@@ -30,70 +30,68 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kProgram = ::nl::test::build_dir() + "/train_vit";
 const std::string kCompare = ::nl::test::build_dir() + "/compare_vit";
 
-RunResult run(const std::string& args, const TempDir& scratch, const std::string& program = kProgram) {
+RunResult run_vit_program(const std::string& args, const TempDir& scratch, const std::string& program = kTrainVit) {
   return run_program(program, args, scratch);
 }
-
-using Fixture = FakeVitRun;
 
 }  // namespace
 
 TEST_CASE("train_vit cli --help exits 0 and lists the flags", "[vit]") {
-  if (!program_built(kProgram)) return;
+  if (!program_built(kTrainVit)) return;
   TempDir tmp;
-  const std::string help = help_text(kProgram, tmp);
+  const std::string help = help_text(kTrainVit, tmp);
   for (const char* flag : {"--norm", "--layers", "--dim", "--heads", "--patch", "--batch", "--steps", "--epochs",
                            "--lr", "--min-lr", "--warmup", "--wd", "--clip", "--seed", "--eval-every", "--threads",
                            "--out", "--resume", "--quiet", "--crop-pad", "--flip", "--val-size", "--data"})
     CHECK_THAT(help, Contains(flag));
   CHECK_THAT(help, Contains("cbwc") && Contains("dyt") && Contains("bhyt"));
   const std::string out = tmp.sub("out");
-  RunResult r2 = run("--out " + out + " --steps 3 --help", tmp);
+  RunResult r2 = run_vit_program("--out " + out + " --steps 3 --help", tmp);
   CHECK(r2.code == 0);
   CHECK_FALSE(fs::exists(out));
 }
 
 TEST_CASE("train_vit cli: bad flags, norms and shapes are one-line errors that touch nothing", "[vit]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
-  expect_refused_into(kProgram, "--norm layernorm --steps 1 " + f.tiny, f.out,
+  if (!program_built(kTrainVit)) return;
+  FakeVitRun f;
+  expect_refused_into(kTrainVit, "--norm layernorm --steps 1 " + f.tiny, f.out,
                       {"layernorm", "ln", "rms", "cbwc", "dyt", "bhyt"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --dim 30 --heads 4", f.out, {"30", "heads"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --patch 5", f.out, {"--patch 5", "28"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1x", f.out, {"--steps", "1x"}, f.tmp);
-  expect_refused_into(kProgram, "--steps -1 " + f.tiny, f.out, {"--steps"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 0 --epochs 0 " + f.tiny, f.out, {"--steps", "--epochs"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --lr -1", f.out, {"--lr"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --crop-pad 30", f.out, {"--crop-pad"}, f.tmp);
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --epochs -2", f.out, {"--epochs"}, f.tmp);
-  expect_refused_into(kProgram, "--flip=1 --steps 1", f.out, {"--flip"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny + " --dim 30 --heads 4", f.out, {"30", "heads"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny + " --patch 5", f.out, {"--patch 5", "28"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 --bogus 3", f.out, {"--bogus"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1x", f.out, {"--steps", "1x"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps -1 " + f.tiny, f.out, {"--steps"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 0 --epochs 0 " + f.tiny, f.out, {"--steps", "--epochs"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny + " --lr -1", f.out, {"--lr"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny + " --crop-pad 30", f.out, {"--crop-pad"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny + " --epochs -2", f.out, {"--epochs"}, f.tmp);
+  expect_refused_into(kTrainVit, "--flip=1 --steps 1", f.out, {"--flip"}, f.tmp);
 }
 
 TEST_CASE("train_vit cli: missing or broken data, and a validation split too large", "[vit]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
+  if (!program_built(kTrainVit)) return;
+  FakeVitRun f;
   f.tiny += " --overwrite";  // the run in f.out is not replaced by a run that is refused
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --data /nonexistent/fmnist", f.out,
-               {"/nonexistent/fmnist/train-images-idx3-ubyte.gz", "apt-get install dataset-fashion-mnist"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny + " --data /nonexistent/fmnist", f.out,
+                      {"/nonexistent/fmnist/train-images-idx3-ubyte.gz", "apt-get install dataset-fashion-mnist"},
+                      f.tmp);
   // the split is checked against the data: 200 training images
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny + " --val-size 200", f.out, {"--val-size", "199"}, f.tmp);
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny + " --val-size 200", f.out, {"--val-size", "199"}, f.tmp);
   // a truncated label file
   const std::string labels = f.data + "/t10k-labels-idx1-ubyte.gz";
   const std::string good = read_bytes(labels);
   write_bytes(labels, good.substr(0, good.size() - 12));
-  expect_refused_into(kProgram, "--steps 1 " + f.tiny, f.out,
+  expect_refused_into(kTrainVit, "--steps 1 " + f.tiny, f.out,
                       {"t10k-labels-idx1-ubyte.gz", "apt-get install dataset-fashion-mnist"}, f.tmp);
 }
 
 TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion matrix and result", "[vit]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
+  if (!program_built(kTrainVit)) return;
+  FakeVitRun f;
   const std::string out = f.tmp.sub("run");
-  RunResult r = run("--steps 4 " + f.tiny + " --out " + out, f.tmp);
+  RunResult r = run_vit_program("--steps 4 " + f.tiny + " --out " + out, f.tmp);
   INFO("stderr: " << r.err << "\nstdout: " << r.out);
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
@@ -131,10 +129,11 @@ TEST_CASE("train_vit cli: a tiny run writes config, log, checkpoint, confusion m
 
 // the GPT's --final-norm and activation statistics, through the same observer
 TEST_CASE("train_vit cli: --final-norm builds ln_f of that kind; act_stats.csv at steps 0, K and the end", "[vit]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
+  if (!program_built(kTrainVit)) return;
+  FakeVitRun f;
   const std::string out = f.tmp.sub("run");
-  RunResult r = run("--steps 5 --norm dyt --final-norm rms --act-stats-every 2 " + f.tiny + " --out " + out, f.tmp);
+  RunResult r =
+      run_vit_program("--steps 5 --norm dyt --final-norm rms --act-stats-every 2 " + f.tiny + " --out " + out, f.tmp);
   INFO("stderr: " << r.err << "\nstdout: " << r.out);
   REQUIRE(r.code == 0);
   CHECK_THAT(read_bytes(out + "/config.json"), Contains("\"final_norm\": \"rms\""));
@@ -150,17 +149,17 @@ TEST_CASE("train_vit cli: --final-norm builds ln_f of that kind; act_stats.csv a
     if (rows[i][2] == "ln1") CHECK_FALSE(rows[i][7].empty());  // dyt's tanh
   }
   CHECK(at_step == std::map<std::string, int>{{"0", 1}, {"2", 1}, {"4", 1}, {"5", 1}});
-  expect_refused_into(kProgram, "--final-norm batch " + f.tiny, f.out, {"batch"}, f.tmp);
+  expect_refused_into(kTrainVit, "--final-norm batch " + f.tiny, f.out, {"batch"}, f.tmp);
 }
 
 TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --steps overrides it", "[vit]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
+  if (!program_built(kTrainVit)) return;
+  FakeVitRun f;
   // 160 training images, batch 8: 0.3 epochs = 6 steps, 0.31 epochs = 6.2, rounded up to 7
   for (const auto& [flags, steps] : std::vector<std::pair<std::string, size_t>>{
            {"--epochs 0.3", 6}, {"--epochs 0.31", 7}, {"--epochs 5 --steps 3", 3}}) {
     const std::string out = f.tmp.sub("epochs" + std::to_string(steps));
-    RunResult r = run(flags + " " + f.tiny + " --out " + out, f.tmp);
+    RunResult r = run_vit_program(flags + " " + f.tiny + " --out " + out, f.tmp);
     INFO(flags << "\nstderr: " << r.err);
     REQUIRE(r.code == 0);
     CHECK(read_csv_rows(out + "/log.csv").size() == steps + 1);
@@ -169,27 +168,27 @@ TEST_CASE("train_vit cli: --epochs sets the schedule's length in whole steps; --
 }
 
 TEST_CASE("train_vit cli: stopping and resuming gives the same run as going straight", "[vit]") {
-  if (!program_built(kProgram)) return;
-  Fixture f;
+  if (!program_built(kTrainVit)) return;
+  FakeVitRun f;
   const std::string straight = f.tmp.sub("straight"), split = f.tmp.sub("split");
   const std::string common = "--steps 6 --crop-pad 2 --flip " + f.tiny;
-  REQUIRE(run(common + " --out " + straight, f.tmp).code == 0);
-  RunResult a = run(common + " --stop-after 3 --out " + split, f.tmp);
+  REQUIRE(run_vit_program(common + " --out " + straight, f.tmp).code == 0);
+  RunResult a = run_vit_program(common + " --stop-after 3 --out " + split, f.tmp);
   REQUIRE(a.code == 0);
   CHECK_THAT(a.out, Contains("stopped after 3 of 6"));
   CHECK_FALSE(fs::exists(split + "/confusion.csv"));
 
   SECTION("a changed --batch or --seed is caught as another recipe") {
-    expect_refused_into(kProgram, common + " --resume --batch 4", split,
+    expect_refused_into(kTrainVit, common + " --resume --batch 4", split,
                         {"another recipe", "--batch 8 in the checkpoint, 4"}, f.tmp);
-    expect_refused_into(kProgram, common + " --resume --seed 5", split,
+    expect_refused_into(kTrainVit, common + " --resume --seed 5", split,
                         {"another recipe", "--seed 1337 in the checkpoint, 5"}, f.tmp);
   }
   SECTION("another model is named") {
-    expect_refused_into(kProgram, common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);
+    expect_refused_into(kTrainVit, common + " --resume --dim 24", split, {"checkpoint.safetensors", "24"}, f.tmp);
   }
   SECTION("the resumed run matches, loss for loss") {
-    RunResult b = run(common + " --resume --out " + split, f.tmp);
+    RunResult b = run_vit_program(common + " --resume --out " + split, f.tmp);
     INFO("stderr: " << b.err);
     REQUIRE(b.code == 0);
     auto l1 = read_csv_rows(straight + "/log.csv"), l2 = read_csv_rows(split + "/log.csv");
@@ -207,16 +206,16 @@ TEST_CASE("train_vit cli: stopping and resuming gives the same run as going stra
 }
 
 TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny comparison", "[vit]") {
-  if (!program_built(kProgram)) return;
+  if (!program_built(kTrainVit)) return;
   if (!fs::exists(kCompare)) {
     FAIL_CHECK(kCompare << " is not built (make " << kCompare << ")");
     return;
   }
-  Fixture f;
+  FakeVitRun f;
   const std::string out = f.tmp.sub("cmp");
   const std::string flags = "--data " + f.data + " --val-size 40 --layers 1 --dim 16 --heads 2 --batch 8 --steps 4 "
                             "--eval-every 2 --out " + out;
-  RunResult bad = run("--norms ln,rms,layernorm " + flags, f.tmp, kCompare);
+  RunResult bad = run_vit_program("--norms ln,rms,layernorm " + flags, f.tmp, kCompare);
   CHECK(bad.code == 2);
   CHECK(count_lines(bad.err) == 1);
   CHECK_THAT(bad.err, Contains("layernorm"));
@@ -224,14 +223,14 @@ TEST_CASE("compare_vit: a bad norm in the list stops it before any run; a tiny c
 
   // --dry-run prices both runs at once and trains nothing: 2 x 4 steps at 1.5 s a step over
   // two cores (or one run at a time on one core) is 6 s or 12 s
-  RunResult dry = run("--norms ln,dyt --dry-run --step-ms 1500 " + flags, f.tmp, kCompare);
+  RunResult dry = run_vit_program("--norms ln,dyt --dry-run --step-ms 1500 " + flags, f.tmp, kCompare);
   INFO("dry run: " << dry.out << dry.err);
   CHECK(dry.code == 0);
   CHECK_THAT(dry.out, Contains("compare_vit: 2 runs in " + out + ", 0 finished already") &&
                           Contains("at 2 at a time (1500 ms a step"));
   CHECK_FALSE(fs::exists(out));
 
-  RunResult r = run("--norms ln,dyt " + flags, f.tmp, kCompare);
+  RunResult r = run_vit_program("--norms ln,dyt " + flags, f.tmp, kCompare);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.code == 0);
   auto summary = read_csv_rows(out + "/summary.csv");
