@@ -239,17 +239,25 @@ ifneq ($(CUDA),1)
   BENCH_SRCS := $(filter-out bench/bench_gpu.cpp,$(BENCH_SRCS))  # needs cuBLAS
 endif
 BENCHES := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/%)
-TEST_SRCS := $(wildcard tests/*/*.cpp)
-TEST_OBJS := $(TEST_SRCS:%.cpp=$(SHARED_TESTS_IN)/%.o)
+# The test files compile in groups: each group of up to TEST_GROUP files of one folder is
+# one generated translation unit (scripts/unity-tests.sh says why and what it asks of a
+# test file). TEST_GROUP=1 compiles each file alone, which checks that it includes all it uses.
+TEST_GROUP ?= 10
+TEST_SRCS ?= $(wildcard tests/*/*.cpp)
+TEST_UNITS := $(shell bash scripts/unity-tests.sh $(BASE_BUILD)/unity/tests-by-$(TEST_GROUP) $(TEST_GROUP) $(TEST_SRCS))
+TEST_OBJS := $(TEST_UNITS:$(BASE_BUILD)/unity/%.cpp=$(SHARED_TESTS_IN)/unity/%.o)
 $(TEST_OBJS): private CXXFLAGS += $(TEST_OPT)
+$(SHARED_TESTS_IN)/unity/%.o: $(BASE_BUILD)/unity/%.cpp
+	$(CXX) $(CXXFLAGS) -c $< -o $@
 # Precompiled headers (GCC's .gch, 80-130 MB each), loaded by an object in place of parsing
-# what they hold: Catch2 and the standard headers for every test object (tests/pch.h), and
-# nlohmann-json for the objects that parse it (scripts/json-users.sh lists them: 98 of the
-# build's 230), 0.5-0.8 s less CPU for each such object (docs/performance.md, "Build
-# time"). A .gch serves only objects compiled with the flags it was (GCC refused an -O1 one
-# at -O3 by crashing), so there is one per group: the tests, the tests that parse JSON, the
-# library's COLD_OPT objects (COLD_DIRS, the programs' mains) and its -O3 ones that parse JSON. Loading
-# one costs 0.3-0.5 s, which is why an object that does not parse JSON gets none. GCC
+# what they hold: Catch2, nlohmann-json and the standard headers for every test group
+# (tests/pch.h), and nlohmann-json for the library's objects that parse it
+# (scripts/json-users.sh lists them: 63 of the 162 library and program sources), 0.5-0.8 s
+# less CPU for each such object (docs/performance.md, "Build time"). A .gch serves only
+# objects compiled with the flags it was (GCC refused an -O1 one at -O3 by crashing), so
+# there is one per group: the tests, the library's COLD_OPT objects (COLD_DIRS, the
+# programs' mains) and its -O3 ones that parse JSON. Loading one costs 0.3-0.5 s, which is
+# why a library object that does not parse JSON gets none. GCC
 # looks for X.gch beside the X named by -include, so the header is copied there; a .gch GCC
 # cannot use is skipped for that copy, with the same result, and -Winvalid-pch says so. A
 # .gch is remade when its flags, the compiler or (for -march=native) the CPU change:
@@ -261,9 +269,8 @@ $(TEST_OBJS): private CXXFLAGS += $(TEST_OPT)
 # time_macros, added here to the configured one.
 COLD_OBJS := $(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/%),$(LIB_OBJS)) $(CLI_OBJS)
 ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
-  JSON_SRCS := $(shell bash scripts/json-users.sh tensor autograd nn train studies apps tests)
+  JSON_SRCS := $(shell bash scripts/json-users.sh tensor autograd nn train studies apps)
   JSON_OBJS := $(JSON_SRCS:%.cpp=$(BASE_BUILD)/%.o) $(JSON_SRCS:%.cpp=$(BUILD)/%.o)
-  TEST_JSON_OBJS := $(filter $(JSON_SRCS:%.cpp=$(SHARED_TESTS_IN)/%.o),$(TEST_OBJS))
   PCH_SLOPPINESS := $(shell ccache --get-config sloppiness 2>/dev/null | tr -d ' '),pch_defines,time_macros
   PCH_FLAGS := $(filter-out -MMD -MP,$(CXXFLAGS))
   PCH_STAMP := $(BASE_BUILD)/pch/made-with
@@ -281,8 +288,7 @@ ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'
     $(4): private CXXFLAGS += -Winvalid-pch -include $(BASE_BUILD)/pch/$(2)/$(1)
     $(4) $(BASE_BUILD)/pch/$(2)/$(1).gch: export CCACHE_SLOPPINESS := $(PCH_SLOPPINESS)
   endef
-  $(eval $(call precompiled,tests/pch.h,tests,$(TEST_OPT),$(filter-out $(TEST_JSON_OBJS),$(TEST_OBJS))))
-  $(eval $(call precompiled,tests/pch_json.h,tests,$(TEST_OPT),$(TEST_JSON_OBJS),tests/pch.h))
+  $(eval $(call precompiled,tests/pch.h,tests,$(TEST_OPT),$(TEST_OBJS)))
   $(eval $(call precompiled,train/io/pch_json.h,cold,$(COLD_OPT),$(filter $(JSON_OBJS),$(COLD_OBJS))))
   $(eval $(call precompiled,train/io/pch_json.h,hot,,$(filter-out $(COLD_OBJS),$(filter $(JSON_OBJS),$(LIB_OBJS)))))
 endif
@@ -348,6 +354,7 @@ MPI_TEST_PROGRAMS := train_gpt depth_study
 test: deps
 	@$(MAKE) --no-print-directory info
 	@bash scripts/check-layers.sh
+	@bash scripts/check-test-names.sh
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BIN) $(CLIS)
 	@# the [mpi] tests run $(BUILD)-mpi/train_gpt and the MPI studies: kept up to date once `make MPI=1` made them
 	@if [ "$(MPI)" != 1 ] && [ -d $(BUILD)-mpi ] && command -v mpicxx >/dev/null; then \

@@ -26,7 +26,8 @@ Var composite_attention(const Var& q, const Var& k, const Var& v, float scale, b
 }
 
 // Fused and composite on the same inputs with the same upstream gradient.
-void check_against_composite(Generator& gen, int64_t B, int64_t H, int64_t T, int64_t S, int64_t hd, bool causal) {
+void check_attention_against_composite(Generator& gen, int64_t B, int64_t H, int64_t T, int64_t S, int64_t hd,
+                                       bool causal) {
   INFO("B " << B << " H " << H << " T " << T << " S " << S << " hd " << hd << (causal ? " causal" : " full")
             << ", " << num_threads() << " threads");
   const Tensor q = gen.normal({B, H, T, hd}), k = gen.normal({B, H, S, hd}), v = gen.normal({B, H, S, hd});
@@ -53,9 +54,9 @@ void check_against_composite(Generator& gen, int64_t B, int64_t H, int64_t T, in
 TEST_CASE("attention op equals matmul, attention_softmax, matmul: values and gradients, odd T", "[grad][attention]") {
   Generator gen(80);
   for (bool causal : {true, false})
-    for (int64_t T : {1, 7, 63, 64, 65, 130}) check_against_composite(gen, 2, 2, T, T, 16, causal);
-  check_against_composite(gen, 1, 3, 6, 75, 8, true);    // new rows against a key/value cache
-  check_against_composite(gen, 2, 1, 20, 9, 32, false);  // fewer keys than queries
+    for (int64_t T : {1, 7, 63, 64, 65, 130}) check_attention_against_composite(gen, 2, 2, T, T, 16, causal);
+  check_attention_against_composite(gen, 1, 3, 6, 75, 8, true);    // new rows against a key/value cache
+  check_attention_against_composite(gen, 2, 1, 20, 9, 32, false);  // fewer keys than queries
 }
 
 TEST_CASE("attention op equals the composite with fewer and more (batch, head) pairs than threads",
@@ -64,16 +65,16 @@ TEST_CASE("attention op equals the composite with fewer and more (batch, head) p
   for (int threads : {1, 2, 4}) {
     ScopedThreads scoped(threads);
     for (bool causal : {true, false}) {
-      check_against_composite(gen, 1, 1, 150, 150, 32, causal);  // B * H = 1
-      check_against_composite(gen, 3, 4, 70, 70, 32, causal);    // B * H = 12
+      check_attention_against_composite(gen, 1, 1, 150, 150, 32, causal);  // B * H = 1
+      check_attention_against_composite(gen, 3, 4, 70, 70, 32, causal);    // B * H = 12
     }
   }
 }
 
 TEST_CASE("attention op equals the composite at T = 1024", "[grad][attention]") {
   Generator gen(82);
-  check_against_composite(gen, 1, 2, 1024, 1024, 8, true);
-  check_against_composite(gen, 1, 1, 1024, 1024, 8, false);
+  check_attention_against_composite(gen, 1, 2, 1024, 1024, 8, true);
+  check_attention_against_composite(gen, 1, 1, 1024, 1024, 8, false);
 }
 
 TEST_CASE("attention op gradcheck on small shapes, causal and not, strided views", "[grad][attention]") {

@@ -10,6 +10,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "tensor/random.h"
+#include "tests/autograd/autograd_literals.h"
 #include "tests/test_util.h"
 
 using nl::Shape;
@@ -19,7 +20,7 @@ namespace ag = nl::ag;
 
 namespace {
 
-using Fn = std::function<Var(const std::vector<Var>&)>;
+using nl::test::Fn;
 
 // Values with |x| in [0.2, 1.5] and random signs: away from the kinks of relu and abs at 0.
 Tensor away_from_zero(nl::Generator& gen, const Shape& s) {

@@ -75,7 +75,7 @@ void check_same(const Result& got, const Result& want) {
 }
 
 // x (M, K), W (N, K), b (N); `x_view`: x given as the transpose of a (K, M) tensor
-void check_against_composite(Generator& gen, int64_t M, int64_t N, int64_t K, bool x_view = false) {
+void check_linear_against_composite(Generator& gen, int64_t M, int64_t N, int64_t K, bool x_view = false) {
   const Tensor x = x_view ? gen.normal({K, M}).transpose(0, 1) : gen.normal({M, K});
   const Tensor w = gen.normal({N, K}, 0.0f, 0.3f), b = gen.normal({N}), dout = gen.normal({M, N});
   for (Activation act : {Activation::None, Activation::Gelu})
@@ -97,12 +97,12 @@ void check_against_composite(Generator& gen, int64_t M, int64_t N, int64_t K, bo
 
 TEST_CASE("linear op: the bits of matmul + add + gelu, values and gradients, odd shapes", "[grad][linear]") {
   Generator gen(90);
-  check_against_composite(gen, 1, 1, 1);
-  check_against_composite(gen, 3, 5, 7);
-  check_against_composite(gen, 37, 129, 65);
-  check_against_composite(gen, 64, 512, 128);
-  check_against_composite(gen, 9, 70, 33, true);
-  check_against_composite(gen, 3, 4, 0);  // no inner dimension: out = act(b)
+  check_linear_against_composite(gen, 1, 1, 1);
+  check_linear_against_composite(gen, 3, 5, 7);
+  check_linear_against_composite(gen, 37, 129, 65);
+  check_linear_against_composite(gen, 64, 512, 128);
+  check_linear_against_composite(gen, 9, 70, 33, true);
+  check_linear_against_composite(gen, 3, 4, 0);  // no inner dimension: out = act(b)
 }
 
 TEST_CASE("linear op: the bits of the composite where the product is cut into ragged tiles", "[grad][linear]") {
@@ -113,7 +113,7 @@ TEST_CASE("linear op: the bits of the composite where the product is cut into ra
     const GemmTile t = gemm_tile(M, N, K);
     REQUIRE((t.rows < M || t.cols < N));  // the epilogue runs on more than one tile
     CHECK((M % t.rows != 0 || N % t.cols != 0));  // with a partial last row or column of tiles
-    check_against_composite(gen, M, N, K);
+    check_linear_against_composite(gen, M, N, K);
   }
 }
 

@@ -20,7 +20,7 @@ using nl::test::scalar1;
 
 namespace {
 
-using Fn = std::function<Var(const std::vector<Var>&)>;
+using nl::test::Fn;
 
 // Values and every input's gradient of `fused` and `composite` under one upstream gradient.
 void check_same_as(const Fn& fused, const Fn& composite, const std::vector<Tensor>& inputs, uint64_t seed) {

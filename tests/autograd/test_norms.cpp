@@ -21,7 +21,7 @@ using nl::test::scalar1;
 
 namespace {
 
-using Fn = std::function<Var(const std::vector<Var>&)>;
+using nl::test::Fn;
 
 struct Run {
   Tensor value;
@@ -56,7 +56,7 @@ void check_scaled(const std::string& what, const Tensor& actual, const Tensor& e
 // gradient summed over every element of the output, and the composite sums those
 // cancelling terms in float: its own rounding reaches a few 1e-5 of the result, so
 // those are compared to 1e-4.
-void check_against_composite(const Fn& fused, const Fn& composite, const std::vector<Tensor>& inputs,
+void check_norm_against_composite(const Fn& fused, const Fn& composite, const std::vector<Tensor>& inputs,
                              const std::vector<std::string>& names, uint64_t seed, double tol = 1e-5) {
   Generator gen(seed);
   std::vector<Var> probe;
@@ -139,11 +139,11 @@ TEST_CASE("layernorm passes gradcheck on a transposed 2-D and a 3-D input", "[no
 TEST_CASE("layernorm fused op equals its composite from mean, var, rsqrt (values and gradients)", "[norms]") {
   Generator gen(102);
   for_affine_norm_inputs(gen, [](const std::vector<Tensor>& in) {
-    check_against_composite([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], v[2]); },
+    check_norm_against_composite([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], v[2]); },
                             [](const std::vector<Var>& v) { return composite_layer_norm(v[0], v[1], v[2], 1e-5f); },
                             in, {"x", "gamma", "beta"}, 1);
     // without beta (--norm-bias off): the same op on x and gamma alone
-    check_against_composite([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], Var()); },
+    check_norm_against_composite([](const std::vector<Var>& v) { return ag::layer_norm(v[0], v[1], Var()); },
                             [](const std::vector<Var>& v) { return composite_layer_norm(v[0], v[1], Var(), 1e-5f); },
                             {in[0], in[1]}, {"x", "gamma"}, 5);
   });
@@ -193,7 +193,7 @@ TEST_CASE("layernorm of W x + b equals rmsnorm of the column-centred V x + c plu
       Var z = ag::matmul(v[0], V, false, true) + c;
       return ag::rms_norm(z, v[3], Var()) + v[4];
     };
-    check_against_composite(cbwc_path, layer_norm_path, inputs, {"x", "W", "b", "gamma", "beta"}, 2);
+    check_norm_against_composite(cbwc_path, layer_norm_path, inputs, {"x", "W", "b", "gamma", "beta"}, 2);
   }
 }
 
@@ -228,11 +228,11 @@ TEST_CASE("rmsnorm passes gradcheck with and without beta", "[norms]") {
 TEST_CASE("rmsnorm fused op equals its composite from mean(x*x) and rsqrt (values and gradients)", "[norms]") {
   Generator gen(202);
   for_affine_norm_inputs(gen, [](const std::vector<Tensor>& in) {
-    check_against_composite([](const std::vector<Var>& v) { return ag::rms_norm(v[0], v[1], v[2]); },
+    check_norm_against_composite([](const std::vector<Var>& v) { return ag::rms_norm(v[0], v[1], v[2]); },
                             [](const std::vector<Var>& v) { return composite_rms_norm(v[0], v[1], v[2], 1e-5f); },
                             in, {"x", "gamma", "beta"}, 3);
     std::vector<Tensor> no_beta{in[0], in[1]};
-    check_against_composite([](const std::vector<Var>& v) { return ag::rms_norm(v[0], v[1], Var()); },
+    check_norm_against_composite([](const std::vector<Var>& v) { return ag::rms_norm(v[0], v[1], Var()); },
                             [](const std::vector<Var>& v) { return composite_rms_norm(v[0], v[1], Var(), 1e-5f); },
                             no_beta, {"x", "gamma"}, 4);
   });
@@ -267,7 +267,7 @@ TEST_CASE("dyt fused op equals its composite gamma * tanh(alpha * x) + beta", "[
     const int64_t C = shape.back();
     std::vector<Tensor> in{gen.normal(shape, 0.2f, 2.0f), scalar1(0.7f), gen.normal({C}, 1.0f, 0.5f),
                            gen.normal({C}, 0.0f, 0.5f)};
-    check_against_composite([](const std::vector<Var>& v) { return ag::dyt(v[0], v[1], v[2], v[3]); },
+    check_norm_against_composite([](const std::vector<Var>& v) { return ag::dyt(v[0], v[1], v[2], v[3]); },
                             [](const std::vector<Var>& v) { return composite_dyt(v[0], v[1], v[2], v[3]); }, in,
                             {"x", "alpha", "gamma", "beta"}, 5);
   }
@@ -337,7 +337,7 @@ TEST_CASE("bhyt fused op equals its composite from mean, var, sqrt, tanh", "[nor
         INFO("shape " << to_string(shape) << ", kappa " << kappa << ", mean " << mean);
         const int64_t C = shape.back();
         std::vector<Tensor> in{gen.normal(shape, mean, 1.0f), gen.normal({C}, 1.0f, 0.5f), scalar1(1.3f)};
-        check_against_composite(
+        check_norm_against_composite(
             [kappa](const std::vector<Var>& v) { return ag::bhyt(v[0], v[1], v[2], kappa); },
             [kappa](const std::vector<Var>& v) { return composite_bhyt(v[0], v[1], v[2], kappa, 1e-5f); }, in,
             {"x", "gamma", "lambda"}, 6);
@@ -364,13 +364,13 @@ TEST_CASE("bhyt_with_denom fused op equals its composite; denom (..., 1) is acce
     const int64_t C = shape.back();
     std::vector<Tensor> in{gen.normal(shape, 0.3f, 2.0f), tokens_shape_uniform(gen, shape, 0.5f, 3.0f),
                            gen.normal({C}, 1.0f, 0.5f), scalar1(0.9f)};
-    check_against_composite(
+    check_norm_against_composite(
         [](const std::vector<Var>& v) { return ag::bhyt_with_denom(v[0], v[1], v[2], v[3]); },
         [](const std::vector<Var>& v) { return composite_bhyt_with_denom(v[0], v[1], v[2], v[3]); }, in,
         {"x", "denom", "gamma", "lambda"}, 7);
     std::vector<Tensor> keepdim = in;
     keepdim[1] = in[1].unsqueeze(-1).contiguous();
-    check_against_composite(
+    check_norm_against_composite(
         [](const std::vector<Var>& v) { return ag::bhyt_with_denom(v[0], v[1], v[2], v[3]); },
         [](const std::vector<Var>& v) { return v[2] * ag::tanh(v[3] * v[0] / v[1]); }, keepdim,
         {"x", "denom (..., 1)", "gamma", "lambda"}, 8);

@@ -202,7 +202,7 @@ TEST_CASE("docs/your-own-norm.md: its layer named like a built-in one fails to c
   INFO("compiler errors: " << tail(as_written.err, 2000));
   REQUIRE(as_written.code == 0);
   const std::string anonymous = "namespace {", closing = "}  // namespace\n";
-  for (const std::string& name : {"RMSNorm", "DyT"})
+  for (const char* name : {"RMSNorm", "DyT"})
     for (bool keep_namespace : {true, false}) {
       std::string text = std::regex_replace(norm_file->text, std::regex("\\b" + cls[1].str() + "\\b"), name);
       if (!keep_namespace) {

@@ -36,7 +36,7 @@ void scramble_gpt(GPT& model, Generator& gen) {
       0.25f);
 }
 
-double loss_of(const GPT& model, const Tensor& ids, const Tensor& targets) {
+double gpt_loss_of(const GPT& model, const Tensor& ids, const Tensor& targets) {
   NoGradGuard ng;
   return model.loss(ids, targets).item();
 }
@@ -553,7 +553,7 @@ void check_gpt_gradients(const GPTConfig& c, const std::string& label) {
   model.zero_grad();
   model.loss(ids, targets).backward();
   const int checked = nl::test::check_parameter_gradients(
-      model, [&] { return loss_of(model, ids, targets); }, gen, 5, label);
+      model, [&] { return gpt_loss_of(model, ids, targets); }, gen, 5, label);
   CHECK(checked > 50);
 }
 

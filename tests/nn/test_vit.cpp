@@ -24,7 +24,7 @@ using namespace nl::test;
 
 namespace {
 
-double loss_of(const ViT& model, const Tensor& images, const Tensor& labels) {
+double vit_loss_of(const ViT& model, const Tensor& images, const Tensor& labels) {
   NoGradGuard ng;
   return model.loss(Var(images), labels).item();
 }
@@ -337,7 +337,7 @@ void check_vit_gradients(const std::string& norm) {
   model.zero_grad();
   model.loss(Var(images), labels).backward();
   const int checked = nl::test::check_parameter_gradients(
-      model, [&] { return loss_of(model, images, labels); }, gen, 4, "norm " + norm);
+      model, [&] { return vit_loss_of(model, images, labels); }, gen, 4, "norm " + norm);
   CHECK(checked > 50);
 }
 

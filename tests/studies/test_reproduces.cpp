@@ -12,7 +12,7 @@
 #include "tests/test_files.h"
 
 using namespace nl;
-using json = nlohmann::json;
+using nlohmann::json;
 using Catch::Matchers::Contains;
 
 namespace {

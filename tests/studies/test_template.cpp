@@ -10,7 +10,7 @@
 
 using namespace nl;
 using Catch::Contains;
-using json = nlohmann::json;
+using nlohmann::json;
 
 TEST_CASE("template: values, dotted paths, numbers in their shortest form", "[report]") {
   const json v = {

@@ -18,7 +18,7 @@ using nl::test::T;
 
 namespace {
 
-std::vector<float> randn(nl::Generator& gen, int64_t n) {
+std::vector<float> random_values(nl::Generator& gen, int64_t n) {
   std::vector<float> v((size_t)n);
   for (auto& x : v) x = gen.normal();
   return v;
@@ -70,7 +70,7 @@ TEST_CASE("matmul 2-D random against a naive loop", "[ops]") {
   nl::Generator gen(1);
   for (auto [M, K, N] : std::vector<std::array<int64_t, 3>>{{3, 4, 5}, {1, 7, 1}, {17, 33, 9}, {64, 48, 80}}) {
     INFO("M K N = " << M << " " << K << " " << N);
-    auto a = randn(gen, M * K), b = randn(gen, K * N);
+    auto a = random_values(gen, M * K), b = random_values(gen, K * N);
     Tensor expected = naive({&a, M, K, 0, false}, {&b, K, N, 0, false}, 1, {M, N});
     CHECK_CLOSE(nl::matmul(T(a, {M, K}), T(b, {K, N})), expected, kRtol, kAtol);
   }
@@ -79,7 +79,8 @@ TEST_CASE("matmul 2-D random against a naive loop", "[ops]") {
 TEST_CASE("matmul with trans flags against a naive loop", "[ops]") {
   nl::Generator gen(2);
   const int64_t M = 5, K = 6, N = 4;
-  auto at = randn(gen, K * M), bt = randn(gen, N * K), a = randn(gen, M * K), b = randn(gen, K * N);
+  auto at = random_values(gen, K * M), bt = random_values(gen, N * K), a = random_values(gen, M * K),
+       b = random_values(gen, K * N);
   // stored_transposed: the data is the (cols, rows) matrix, so op(X) reads it transposed
   Mat A{&a, M, K, 0, false}, At{&at, M, K, 0, true}, B{&b, K, N, 0, false}, Bt{&bt, K, N, 0, true};
   CHECK_CLOSE(nl::matmul(T(at, {K, M}), T(b, {K, N}), true, false), naive(At, B, 1, {M, N}), kRtol, kAtol);
@@ -90,7 +91,8 @@ TEST_CASE("matmul with trans flags against a naive loop", "[ops]") {
 TEST_CASE("matmul reads transposed views without flags, and with them", "[ops]") {
   nl::Generator gen(3);
   const int64_t M = 4, K = 7, N = 3;
-  auto at = randn(gen, K * M), bt = randn(gen, N * K), a = randn(gen, M * K), b = randn(gen, K * N);
+  auto at = random_values(gen, K * M), bt = random_values(gen, N * K), a = random_values(gen, M * K),
+       b = random_values(gen, K * N);
   Tensor a_view = T(at, {K, M}).transpose(0, 1);  // (M, K), strides (1, M)
   Tensor b_view = T(bt, {N, K}).transpose(0, 1);  // (K, N), strides (1, K)
   REQUIRE_FALSE(a_view.is_contiguous());
@@ -108,7 +110,7 @@ TEST_CASE("matmul reads sliced and expanded views", "[ops]") {
   nl::Generator gen(4);
   const int64_t M = 3, K = 4, N = 5;
   // rows 0, 2, 4 of a (6, K) matrix: a row stride larger than the row
-  auto big = randn(gen, 6 * K), b = randn(gen, K * N);
+  auto big = random_values(gen, 6 * K), b = random_values(gen, K * N);
   std::vector<float> a;
   for (int64_t i = 0; i < 6; i += 2)
     for (int64_t k = 0; k < K; ++k) a.push_back(big[i * K + k]);
@@ -116,7 +118,7 @@ TEST_CASE("matmul reads sliced and expanded views", "[ops]") {
   Mat A{&a, M, K, 0, false}, B{&b, K, N, 0, false};
   CHECK_CLOSE(nl::matmul(rows, T(b, {K, N})), naive(A, B, 1, {M, N}), kRtol, kAtol);
   // columns 1..4 of a (M, 6) matrix: a row stride of 6 with 4 columns used
-  auto wide = randn(gen, M * 6);
+  auto wide = random_values(gen, M * 6);
   std::vector<float> a2;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t k = 1; k < 5; ++k) a2.push_back(wide[i * 6 + k]);
@@ -126,18 +128,18 @@ TEST_CASE("matmul reads sliced and expanded views", "[ops]") {
   std::vector<float> a3;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t k = 0; k < 6; k += 2) a3.push_back(wide[i * 6 + k]);
-  auto b3 = randn(gen, 3 * N);
+  auto b3 = random_values(gen, 3 * N);
   Mat A3{&a3, M, 3, 0, false}, B3{&b3, 3, N, 0, false};
   CHECK_CLOSE(nl::matmul(T(wide, {M, 6}).slice(1, 0, 6, 2), T(b3, {3, N})), naive(A3, B3, 1, {M, N}), kRtol, kAtol);
   // expanded: a column vector repeated across N columns (stride 0)
-  auto col = randn(gen, K);
+  auto col = random_values(gen, K);
   std::vector<float> bx;
   for (int64_t k = 0; k < K; ++k)
     for (int64_t j = 0; j < N; ++j) bx.push_back(col[k]);
   Mat Bx{&bx, K, N, 0, false};
   CHECK_CLOSE(nl::matmul(T(a, {M, K}), T(col, {K, 1}).expand({K, N})), naive(A, Bx, 1, {M, N}), kRtol, kAtol);
   // expanded rows on the left
-  auto row = randn(gen, K);
+  auto row = random_values(gen, K);
   std::vector<float> ax;
   for (int64_t i = 0; i < M; ++i) ax.insert(ax.end(), row.begin(), row.end());
   Mat Ax{&ax, M, K, 0, false};
@@ -147,11 +149,11 @@ TEST_CASE("matmul reads sliced and expanded views", "[ops]") {
 TEST_CASE("matmul batched (B,M,K) @ (B,K,N)", "[ops]") {
   nl::Generator gen(5);
   const int64_t Bn = 3, M = 4, K = 5, N = 6;
-  auto a = randn(gen, Bn * M * K), b = randn(gen, Bn * K * N);
+  auto a = random_values(gen, Bn * M * K), b = random_values(gen, Bn * K * N);
   Mat A{&a, M, K, M * K, false}, B{&b, K, N, K * N, false};
   CHECK_CLOSE(nl::matmul(T(a, {Bn, M, K}), T(b, {Bn, K, N})), naive(A, B, Bn, {Bn, M, N}), kRtol, kAtol);
   // with trans flags on batched operands
-  auto at = randn(gen, Bn * K * M), bt = randn(gen, Bn * N * K);
+  auto at = random_values(gen, Bn * K * M), bt = random_values(gen, Bn * N * K);
   Mat At{&at, M, K, M * K, true}, Bt{&bt, K, N, K * N, true};
   CHECK_CLOSE(nl::matmul(T(at, {Bn, K, M}), T(bt, {Bn, N, K}), true, true), naive(At, Bt, Bn, {Bn, M, N}), kRtol,
               kAtol);
@@ -165,7 +167,8 @@ TEST_CASE("matmul batched (B,M,K) @ (B,K,N)", "[ops]") {
 TEST_CASE("matmul broadcast batch 3-D @ 2-D", "[ops]") {
   nl::Generator gen(6);
   const int64_t Bn = 3, M = 4, K = 5, N = 2;
-  auto a = randn(gen, Bn * M * K), b = randn(gen, K * N), bt = randn(gen, N * K), at = randn(gen, Bn * K * M);
+  auto a = random_values(gen, Bn * M * K), b = random_values(gen, K * N), bt = random_values(gen, N * K),
+       at = random_values(gen, Bn * K * M);
   Mat A{&a, M, K, M * K, false}, B{&b, K, N, 0, false}, Bt{&bt, K, N, 0, true}, At{&at, M, K, M * K, true};
   CHECK_CLOSE(nl::matmul(T(a, {Bn, M, K}), T(b, {K, N})), naive(A, B, Bn, {Bn, M, N}), kRtol, kAtol);
   CHECK_CLOSE(nl::matmul(T(a, {Bn, M, K}), T(bt, {N, K}), false, true), naive(A, Bt, Bn, {Bn, M, N}), kRtol, kAtol);
@@ -182,7 +185,7 @@ TEST_CASE("matmul broadcast batch 3-D @ 2-D", "[ops]") {
   // the right operand with batch dims of size 1
   CHECK_CLOSE(nl::matmul(T(a, {Bn, M, K}), T(b, {1, K, N})), naive(A, B, Bn, {Bn, M, N}), kRtol, kAtol);
   // 2-D @ 3-D: the left matrix shared by every batch
-  auto a2 = randn(gen, M * K), b3 = randn(gen, Bn * K * N);
+  auto a2 = random_values(gen, M * K), b3 = random_values(gen, Bn * K * N);
   Mat A2{&a2, M, K, 0, false}, B3{&b3, K, N, K * N, false};
   CHECK_CLOSE(nl::matmul(T(a2, {M, K}), T(b3, {Bn, K, N})), naive(A2, B3, Bn, {Bn, M, N}), kRtol, kAtol);
   // 2-D @ (1, K, N): the batch dim of size 1 is kept
@@ -192,7 +195,7 @@ TEST_CASE("matmul broadcast batch 3-D @ 2-D", "[ops]") {
 TEST_CASE("matmul broadcast batch (2,1,M,K) @ (3,K,N)", "[ops]") {
   nl::Generator gen(7);
   const int64_t M = 3, K = 4, N = 5;
-  auto a = randn(gen, 2 * M * K), b = randn(gen, 3 * K * N);
+  auto a = random_values(gen, 2 * M * K), b = random_values(gen, 3 * K * N);
   Tensor out = nl::matmul(T(a, {2, 1, M, K}), T(b, {3, K, N}));
   REQUIRE(out.shape() == Shape{2, 3, M, N});
   // out[i, j] = a[i] @ b[j]

@@ -22,7 +22,7 @@ using nl::Tensor;
 
 namespace {
 
-Tensor randn(nl::Generator& gen, const Shape& shape) {
+Tensor random_tensor(nl::Generator& gen, const Shape& shape) {
   Tensor t = Tensor::empty(shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = gen.normal();
   return t;
@@ -62,14 +62,14 @@ TEST_CASE("matmul: the same bits at 1, 2 and 3 threads", "[ops][threads]") {
   nl::Generator gen(21);
   for (const Product& c : cases) {
     INFO("m n k = " << c.m << " " << c.n << " " << c.k << ", trans " << c.trans_a << c.trans_b);
-    const Tensor a = randn(gen, c.trans_a ? Shape{c.k, c.m} : Shape{c.m, c.k});
-    const Tensor b = randn(gen, c.trans_b ? Shape{c.n, c.k} : Shape{c.k, c.n});
+    const Tensor a = random_tensor(gen, c.trans_a ? Shape{c.k, c.m} : Shape{c.m, c.k});
+    const Tensor b = random_tensor(gen, c.trans_b ? Shape{c.n, c.k} : Shape{c.k, c.n});
     const Tensor one = product_at(c, a, b, 1);
     CHECK(same_bytes(one, product_at(c, a, b, 2)));
     CHECK(same_bytes(one, product_at(c, a, b, 3)));
   }
   // batched, each (64, 64) @ (64, 48): the batch's products dealt out, not split
-  const Tensor a = randn(gen, {8, 64, 64}), b = randn(gen, {8, 64, 48});
+  const Tensor a = random_tensor(gen, {8, 64, 64}), b = random_tensor(gen, {8, 64, 48});
   const Product batched{64, 48, 64, false, false};
   CHECK(same_bytes(product_at(batched, a, b, 1), product_at(batched, a, b, 2)));
 
@@ -91,9 +91,9 @@ TEST_CASE("matmul cut into tiles with partial edges gives the product", "[ops][t
     const nl::GemmTile tile = nl::gemm_tile(c.m, c.n, c.k);
     REQUIRE((tile.rows < c.m || tile.cols < c.n));
     REQUIRE((c.m % tile.rows != 0 || c.n % tile.cols != 0));
-    const Tensor wide = randn(gen, c.trans_a ? Shape{c.k, c.m + 5} : Shape{c.m, c.k + 5});
+    const Tensor wide = random_tensor(gen, c.trans_a ? Shape{c.k, c.m + 5} : Shape{c.m, c.k + 5});
     const Tensor a = wide.slice(1, 0, c.trans_a ? c.m : c.k);
-    const Tensor b = randn(gen, c.trans_b ? Shape{c.n, c.k} : Shape{c.k, c.n});
+    const Tensor b = random_tensor(gen, c.trans_b ? Shape{c.n, c.k} : Shape{c.k, c.n});
     std::vector<float> expected((size_t)(c.m * c.n));
     const Tensor ac = a.contiguous();
     for (int64_t i = 0; i < c.m; ++i)
