@@ -177,6 +177,34 @@ TEST_CASE("json fields: a field of another kind is refused naming it and both ki
   CHECK(refusal(j) == "--reuse: x.json: points[0] is an integer, not an object");
 }
 
+TEST_CASE("json fields: an integer its field cannot hold is refused, not wrapped or cut", "[json_fields]") {
+  const auto refused = [](const json& v, auto value) -> std::string {
+    try {
+      nl::fields::read(v, value);
+    } catch (const nl::FieldError& e) {
+      return e.problem;
+    }
+    return "accepted";
+  };
+  CHECK(refused(json(-1), uint64_t{0}) == "is -1, outside 0 to 18446744073709551615");  // before: 2^64 - 1
+  CHECK(refused(json(3000000000LL), int{0}) == "is 3000000000, outside -2147483648 to 2147483647");
+  CHECK(refused(json(-3000000000LL), int{0}) == "is -3000000000, outside -2147483648 to 2147483647");
+  CHECK(refused(json::parse("9223372036854775808"), int64_t{0}) ==
+        "is 9223372036854775808, outside -9223372036854775808 to 9223372036854775807");
+  // what each type holds is read back exactly, from text (unsigned) and from code (signed)
+  uint64_t seed = 0;
+  nl::fields::read(json::parse("18446744073709551615"), seed);
+  CHECK(seed == UINT64_MAX);
+  nl::fields::read(json(int64_t{42}), seed);
+  CHECK(seed == 42);
+  int count = 0;
+  nl::fields::read(json(-2147483648LL), count);
+  CHECK(count == INT_MIN);
+  int64_t steps = 0;
+  nl::fields::read(json::parse("-9223372036854775808"), steps);
+  CHECK(steps == INT64_MIN);
+}
+
 TEST_CASE("json fields: an optional field required by a field read before it must be there", "[json_fields]") {
   json j = json::parse(kMadeText);
   j["steps"] = 5;

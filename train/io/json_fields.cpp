@@ -26,6 +26,10 @@ void wrong_kind(const nlohmann::json& v, const char* wanted) {
   throw FieldError("", "is " + json_kind_name(v) + ", not " + wanted);
 }
 
+void out_of_range(const nlohmann::json& v, const char* range) {
+  throw FieldError("", "is " + v.dump() + ", outside " + range);
+}
+
 }  // namespace fields
 
 }  // namespace nl

@@ -28,6 +28,7 @@
 // first. A record that is not a plain list (a check across fields, a key written but never
 // read) writes its to_json / from_json by hand around write_fields / read_fields.
 #pragma once
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -64,6 +65,9 @@ inline nlohmann::json figure_json(double v) { return std::isfinite(v) ? nlohmann
 namespace fields {
 
 [[noreturn]] void wrong_kind(const nlohmann::json& v, const char* wanted);
+// An integer the field's type cannot hold: refused, never wrapped or cut (a seed of -1
+// would otherwise read as 18446744073709551615).
+[[noreturn]] void out_of_range(const nlohmann::json& v, const char* range);
 
 // each kind's reader (declared first: the containers' readers call one another)
 template <class T>
@@ -83,17 +87,21 @@ inline void read(const nlohmann::json& v, std::string& out) {
 }
 inline void read(const nlohmann::json& v, int64_t& out) {
   if (!v.is_number_integer()) wrong_kind(v, "an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > (uint64_t)INT64_MAX)
+    out_of_range(v, "-9223372036854775808 to 9223372036854775807");
   out = v.get<int64_t>();
 }
 inline void read(const nlohmann::json& v, int& out) {
   int64_t wide = 0;
   read(v, wide);
+  if (wide < INT_MIN || wide > INT_MAX) out_of_range(v, "-2147483648 to 2147483647");
   out = (int)wide;
 }
+// nlohmann keeps a non-negative integer read from text as unsigned, one made in code may be signed
 inline void read(const nlohmann::json& v, uint64_t& out) {
-  int64_t wide = 0;
-  read(v, wide);
-  out = (uint64_t)wide;
+  if (!v.is_number_integer()) wrong_kind(v, "an integer");
+  if (!v.is_number_unsigned() && v.get<int64_t>() < 0) out_of_range(v, "0 to 18446744073709551615");
+  out = v.is_number_unsigned() ? v.get<uint64_t>() : (uint64_t)v.get<int64_t>();
 }
 inline void read(const nlohmann::json& v, bool& out) {
   if (!v.is_boolean()) wrong_kind(v, "true or false");
