@@ -47,6 +47,10 @@ std::string rms_of_layer(int64_t layer) { return "rms_" + std::to_string(layer);
 
 std::string results_text(const json& record) { return record.dump(1) + "\n"; }
 
+void require_run_figures(const ComparisonResults& r, const std::vector<std::string>& names) {
+  check_each_run(r, [&](const ComparedRun& run) { require_figures(run, names); });
+}
+
 template <class Io>
 void visit_fields(Io& io, FieldsOf<Io, ComparisonHeader> h) {
   io("date", h.date)("jobs", h.jobs)("threads", h.threads)("cores", h.cores);

@@ -160,6 +160,11 @@ void from_json(const nlohmann::json& j, TuningGrid& g);
 void to_json(nlohmann::json& j, const TunedResults& r);
 void from_json(const nlohmann::json& j, TunedResults& r);
 
+// Each finished run's result holds each of `names` as a figure: a FieldError naming
+// runs[i].result.NAME otherwise (for a reader that reads the plain ComparisonResults, whose
+// own reader requires no figure: what_reproduces).
+void require_run_figures(const ComparisonResults& r, const std::vector<std::string>& names);
+
 // A comparison's results file named by `flag` (--reuse, --tuned-results; "" for one this
 // run wrote): missing, not JSON, or lacking a field (or holding it with another type) is
 // one nl::Error naming the flag, the file and the field ("--reuse: runs/demo/results.json:

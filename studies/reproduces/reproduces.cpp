@@ -12,6 +12,7 @@
 #include "studies/report/template.h"
 #include "train/flags/flag_parser.h"
 #include "train/io/files.h"
+#include "train/loop/log_row.h"  // kValLoss
 #include "tensor/error.h"
 
 namespace nl {
@@ -175,7 +176,14 @@ int what_reproduces_main(const std::vector<std::string>& args) {
     }
     // its fields, named on failure
     if (kind == "regime") regime_results_of(results, "--pages", js.string());
-    if (kind == "comparison") comparison_results_of<ComparisonResults>(results, "--pages", js.string());
+    if (kind == "comparison") {
+      const auto comparison = comparison_results_of<ComparisonResults>(results, "--pages", js.string());
+      try {
+        require_run_figures(comparison, {kValLoss});  // what CBWC's claims read of each run
+      } catch (const FieldError& e) {
+        fail("--pages: ", js.string(), ": ", e.what());
+      }
+    }
     // depth_claims checks its own schema; the claims_of call below names the file on failure
     try {
       NL_CHECK(!claims_of(results).empty(), "it holds no claim what_reproduces knows (a ", kind,

@@ -6,6 +6,7 @@
 // an abort; a record built here survives a round trip through its JSON.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -169,17 +170,22 @@ TEST_CASE("compare_norms, bhyt_gap, dyt_trains --reuse: a renamed field is one l
 }
 
 TEST_CASE("what_reproduces --pages: a comparison lacking a field is one line naming it, exit 2", "[compare][cli]") {
-  // before: exit 0, and the cbwc claim "untestable here (the two runs logged no common step)"
-  TempDir tmp;
-  write_bytes(tmp.sub("demo.md"), "a page\n");
-  write_bytes(tmp.sub("demo.json"), renamed(committed("demo"), "/runs/2/curve", "curves").dump(1));
-  const RunResult r = run_program(::nl::test::build_dir() + "/what_reproduces",
-                                  "--pages " + tmp.sub("demo.md") + " --out " + tmp.sub("r.md"), tmp);
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(r.code == 2);
-  CHECK(count_lines(r.err) == 1);
-  CHECK_THAT(r.err, Contains("--pages: " + tmp.sub("demo.json") + ": runs[2].curve is missing"));
-  CHECK_FALSE(fs::exists(tmp.sub("r.md")));
+  // before: exit 0, and the cbwc claim "untestable here (the two runs logged no common step)";
+  // a figure the claims read: "val_loss is missing", without the run that lacked it
+  const std::vector<std::array<std::string, 3>> edits = {{"/runs/2/curve", "curves", "runs[2].curve"},
+                                                         {"/runs/2/result/val_loss", "val", "runs[2].result.val_loss"}};
+  for (const auto& [pointer, to, path] : edits) {
+    TempDir tmp;
+    write_bytes(tmp.sub("demo.md"), "a page\n");
+    write_bytes(tmp.sub("demo.json"), renamed(committed("demo"), pointer, to).dump(1));
+    const RunResult r = run_program(::nl::test::build_dir() + "/what_reproduces",
+                                    "--pages " + tmp.sub("demo.md") + " --out " + tmp.sub("r.md"), tmp);
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(count_lines(r.err) == 1);
+    CHECK_THAT(r.err, Contains("--pages: " + tmp.sub("demo.json") + ": " + path + " is missing"));
+    CHECK_FALSE(fs::exists(tmp.sub("r.md")));
+  }
 }
 
 TEST_CASE("comparison records: each record survives a round trip through its JSON", "[compare]") {
