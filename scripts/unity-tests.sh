@@ -3,7 +3,7 @@
 # folder of tests/, in groups of at most SIZE, each group one generated .cpp that includes
 # its files in turn (a "unity" build). Parsing the project's headers and instantiating
 # Catch2's templates once a group instead of once a file took the test objects from 153 s
-# of CPU to about 50 (docs/performance.md, "Build time"). A group file is rewritten only
+# of CPU to 83 (docs/performance.md, "Build time"). A group file is rewritten only
 # when its list changes, so make rebuilds only the groups whose files changed (the .d
 # files name every file a group includes). A folder's files must compile as one unit: no
 # two may define the same name at file scope, anonymous namespaces included (one file's
