@@ -38,6 +38,15 @@ inline const std::string& build_dir() {
   return dir;
 }
 
+// The programs the tests run, in this build's folder: one home for their paths.
+inline const std::string kTrainGpt = build_dir() + "/train_gpt";
+inline const std::string kTrainVit = build_dir() + "/train_vit";
+inline const std::string kFoldLn = build_dir() + "/fold_ln";
+inline const std::string kCompareNorms = build_dir() + "/compare_norms";
+inline const std::string kBhytGap = build_dir() + "/bhyt_gap";
+inline const std::string kDepthStudy = build_dir() + "/depth_study";
+inline const std::string kRegimeStudy = build_dir() + "/regime_study";
+
 // A fresh directory under the system's temp dir, removed with everything in it.
 struct TempDir {
   std::filesystem::path path;

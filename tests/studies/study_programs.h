@@ -1,6 +1,6 @@
 // What the tests of the study programs (compare_norms, depth_study, regime_study) share:
-// where the programs are, a tiny grid run into a scratch folder, and the check that each
-// bad setting is refused before any run starts.
+// a tiny grid run into a scratch folder, and the check that each bad setting is refused
+// before any run starts (the programs' paths are in tests/test_files.h).
 #pragma once
 #include <catch2/catch.hpp>
 
@@ -13,11 +13,6 @@
 #include "tests/train/run_fixtures.h"
 
 namespace nl::test {
-
-// The study programs of this build (compare_norms is kCompareNorms, from run_fixtures.h).
-inline const std::string kBhytGap = build_dir() + "/bhyt_gap";
-inline const std::string kDepthStudy = build_dir() + "/depth_study";
-inline const std::string kRegimeStudy = build_dir() + "/regime_study";
 
 // `program common --out out FLAGS` for each (FLAGS, needle) of `cases`: exit 2, one line
 // on stderr holding the needle, and `out` never made.

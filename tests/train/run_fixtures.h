@@ -1,5 +1,5 @@
 // What the tests that run the programs share (test_fault_*.cpp, the others that run
-// them on bad input, and more): the programs' paths; a small fortunes-like text of their own,
+// them on bad input, and more): a small fortunes-like text of their own,
 // so that they need no installed data; the flags of a tiny train_gpt run on it; a
 // snapshot of a folder that never opens a FIFO; running a program under a time limit,
 // so that a hang fails the test instead of stalling it; the check of a run that must
@@ -22,11 +22,6 @@
 #include "train/io/safetensors.h"
 
 namespace nl::test {
-
-inline const std::string kTrainGpt = build_dir() + "/train_gpt";
-inline const std::string kTrainVit = build_dir() + "/train_vit";
-inline const std::string kFoldLn = build_dir() + "/fold_ln";
-inline const std::string kCompareNorms = build_dir() + "/compare_norms";
 
 // About `bytes` of text in dir/fortunes (a line of words and a number, repeated).
 inline void write_fake_text(const std::string& dir, size_t bytes) {

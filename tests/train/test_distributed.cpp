@@ -33,12 +33,11 @@ using namespace nl::test;
 
 namespace {
 
-const std::string kPlain = ::nl::test::build_dir() + "/train_gpt";
 
 void require_mpi_and_fortunes() {
   REQUIRE_RESOURCE(missing_mpi());
   REQUIRE_RESOURCE(missing_fortunes());
-  REQUIRE(fs::exists(kPlain));
+  REQUIRE(fs::exists(kTrainGpt));
 }
 
 // Two ranks on the two cores (more ranks than cores is allowed); as root mpirun wants
@@ -128,7 +127,7 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
   require_mpi_and_fortunes();
   TempDir tmp;
   const std::string flags = kDistributedRun + " --batch 8 --steps 50 --eval-every 25";
-  RunResult single = run_program(kPlain, flags + " --out " + tmp.sub("single"), tmp);
+  RunResult single = run_program(kTrainGpt, flags + " --out " + tmp.sub("single"), tmp);
   INFO(single.err);
   REQUIRE(single.code == 0);
   RunResult two = run_program(mpirun_path(), mpirun_flags(2) + " " + kMpiTrainGpt + " " + flags + " --out " +
@@ -146,7 +145,7 @@ TEST_CASE("distributed: 2 ranks with B/2 rows each give the losses of 1 process 
 
   // a control that the comparison can fail: half the batch in one process is another run
   RunResult half =
-      run_program(kPlain, kDistributedRun + " --batch 4 --steps 50 --eval-every 25 --out " + tmp.sub("half"), tmp);
+      run_program(kTrainGpt, kDistributedRun + " --batch 4 --steps 50 --eval-every 25 --out " + tmp.sub("half"), tmp);
   REQUIRE(half.code == 0);
   const auto [half_worst, half_found] =
       largest_difference(log_column(tmp.sub("single") + "/log.csv", "train_loss"),
@@ -168,7 +167,7 @@ TEST_CASE("distributed: a killed rank ends the job promptly and --resume continu
   const std::string flags = kDistributedRun + " --batch 4 --steps " + std::to_string(steps) +
                             " --eval-every 100 --checkpoint-every 10";
   const std::string dir = tmp.sub("killed");
-  RunResult reference = run_program(kPlain, flags + " --out " + tmp.sub("reference"), tmp);
+  RunResult reference = run_program(kTrainGpt, flags + " --out " + tmp.sub("reference"), tmp);
   REQUIRE(reference.code == 0);
 
   const std::string err = tmp.sub("err.txt");
