@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tensor/threads.h"
+#include "tests/sanitizer_build.h"
 #include "tests/test_files.h"
 
 namespace nl::test {
@@ -19,13 +20,7 @@ namespace nl::test {
 // build (the plain build's run covers it, at a fraction of the time). `output` gets what
 // the run printed.
 inline bool passes_under_haswell(const std::string& name, std::string& output) {
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-  return true;
-#endif
-#endif
+  if (kSanitizerBuild) return true;
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   if (blas_core_for_this_cpu().empty() || (core != nullptr && std::string(core) == "Haswell")) return true;
   TempDir tmp;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/fake_fashion_mnist.h"
+#include "tests/sanitizer_build.h"
 #include "tests/train/run_fixtures.h"
 
 using Catch::Contains;
@@ -201,10 +202,12 @@ TEST_CASE("fault inputs: a stop signal during a long training step abandons it; 
   FakeGptRun f;
   // a step of seconds (a batch of 2048 windows of 64 bytes): the signal 0.3 s into step 2
   // lands inside it. Before, the step ran to its end (3.8 s after the signal here) and
-  // the checkpoint was step 2's.
+  // the checkpoint was step 2's. A sanitizer build runs the step about 20 times slower
+  // (22 s under ASan): an eighth of the batch still takes seconds there.
+  const std::string batch = nl::test::kSanitizerBuild ? "256" : "2048";
   check_abandoned_step(kTrainGpt,
-                       "--data " + f.data + " --layers 2 --dim 64 --heads 4 --seq 64 --batch 2048 --threads 1 "
-                       "--quiet --eval-every 1000 --eval-batches 1 --steps 100 --warmup 0",
+                       "--data " + f.data + " --layers 2 --dim 64 --heads 4 --seq 64 --batch " + batch +
+                           " --threads 1 --quiet --eval-every 1000 --eval-batches 1 --steps 100 --warmup 0",
                        f.tmp);
 }
 
@@ -213,9 +216,11 @@ TEST_CASE("fault inputs: a stop signal during a long ViT step abandons it; the r
   REQUIRE(fs::exists(kTrainVit));
   FakeVitRun f;
   // a step of about a second (4096 images of 49 patches). Before, train_vit finished the
-  // step (its batcher could not be put back) and wrote step 2's checkpoint.
+  // step (its batcher could not be put back) and wrote step 2's checkpoint. Under a
+  // sanitizer an eighth of the batch takes longer than that.
+  const std::string batch = nl::test::kSanitizerBuild ? "512" : "4096";
   check_abandoned_step(kTrainVit,
-                       "--data " + f.data + " --val-size 40 --layers 2 --dim 64 --heads 4 --patch 4 --batch 4096 "
-                       "--threads 1 --quiet --eval-every 1000 --eval-batch 16 --steps 100 --warmup 0",
+                       "--data " + f.data + " --val-size 40 --layers 2 --dim 64 --heads 4 --patch 4 --batch " + batch +
+                           " --threads 1 --quiet --eval-every 1000 --eval-batch 16 --steps 100 --warmup 0",
                        f.tmp);
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/sanitizer_build.h"
 #include "tests/test_files.h"
 
 #define NL_FUZZ_NO_MAIN
@@ -51,10 +52,10 @@ TEST_CASE("fuzz regressions: every kept input of the three fuzz targets loads or
 #include <unistd.h>
 
 TEST_CASE("fuzz regressions: an IDX header claiming 4 billion items is refused without allocating them", "[fuzz]") {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  WARN("skipped under a sanitizer: its shadow memory does not fit an address-space limit");
-  return;
-#endif
+  if (nl::test::kSanitizerBuild) {
+    WARN("skipped under a sanitizer: its shadow memory does not fit an address-space limit");
+    return;
+  }
   // in a child limited to 1 GiB of address space: the old reader allocated the 4 GiB the
   // header announced before reading, and died of it
   for (const char* input : {"fuzz/regressions/idx/labels_count_4g", "fuzz/regressions/idx/images_count_4g"}) {

@@ -20,6 +20,7 @@
 
 #include "train/flags/train_commands.h"
 #include "tests/fake_fashion_mnist.h"
+#include "tests/sanitizer_build.h"
 #include "tests/train/run_fixtures.h"
 #include "train/flags/flag_parser.h"
 
@@ -92,10 +93,10 @@ TEST_CASE("memory estimate: within 1.25x of the measured peak across batch, widt
   std::filesystem::create_directories(f.tmp.sub("images"));
   nl::test::write_fake_set(f.tmp.sub("images"), "train", 600);  // a ViT's images
   nl::test::write_fake_set(f.tmp.sub("images"), "t10k", 30);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  WARN("skipped under a sanitizer: its allocator's redzones and quarantine are part of the peak");
-  return;
-#endif
+  if (nl::test::kSanitizerBuild) {
+    WARN("skipped under a sanitizer: its allocator's redzones and quarantine are part of the peak");
+    return;
+  }
   const std::string common = "--threads 1 --quiet --steps 1 --warmup 0 --eval-every 1 ";
   const std::string text = "train_gpt --data " + f.data + " ", images = "train_vit --data " + f.tmp.sub("images") + " ";
   const std::vector<std::string> runs = {
