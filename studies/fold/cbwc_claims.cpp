@@ -6,6 +6,7 @@
 #include "nn/norms/registry.h"
 #include "studies/report/claims.h"
 #include "studies/report/study.h"  // fmt
+#include "train/io/json_fields.h"
 #include "train/loop/log_row.h"  // the log's column names
 
 namespace nl {
@@ -91,21 +92,27 @@ json cbwc_training_claims(const ComparisonResults& comparison) {
 json fold_claims(const json& check) {
   json rows = json::array();
   const std::string model = check.value("model", "gpt");
-  const double diff = number_of(check.value("max_logit_diff", json()));
+  double diff = NAN;  // null in the file: a difference that was not finite
+  if (check.contains("max_logit_diff")) read_field(check, "max_logit_diff", diff);
   const std::string claim = "folding a trained LayerNorm " + std::string(model == "vit" ? "ViT" : "GPT") +
                             " into CBWC + RMSNorm changes no prediction";
   const std::string paper = "identical predictions";
+  // the fields a verdict is read from must be there, each of its kind (train/io/json_fields.h):
+  // read as false or 0 when missing, they would print "not reproduced" from a file that says nothing
   if (!check.contains("max_logit_diff")) {
     rows.push_back(claim_row(claim, paper, "-", "untestable here", "", "the fold ran no check (no data)"));
   } else if (model == "vit") {
-    const int64_t same = check.value("same_classes", (int64_t)0), images = check.value("images", (int64_t)0);
+    int64_t same = 0, images = 0;
+    read_field(check, "same_classes", same);
+    read_field(check, "images", images);
     const bool ok = diff <= kSameLogits && same == images && images > 0;
     rows.push_back(claim_row(claim, paper,
                              "largest logit difference " + fmt(diff, "%.2g") + "; the same class for " +
                                  std::to_string(same) + " of " + std::to_string(images) + " test images",
                              ok ? "reproduced" : "not reproduced", "threshold " + fmt(kSameLogits, "%.0e")));
   } else {
-    const bool same_text = check.value("samples_identical", false);
+    bool same_text = false;
+    read_field(check, "samples_identical", same_text);
     const bool ok = diff <= kSameLogits && same_text;
     std::string here = "largest logit difference " + fmt(diff, "%.2g");
     if (check.contains("loss_ln"))

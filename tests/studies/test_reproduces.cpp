@@ -190,6 +190,20 @@ TEST_CASE("fold_claims: identical predictions within the threshold, and the spee
   const json vit = {{"model", "vit"}, {"max_logit_diff", 1e-6}, {"images", 10000}, {"same_classes", 9999}};
   CHECK(fold_claims(vit)[0]["status"] == "not reproduced");
   CHECK(fold_claims(json{{"model", "gpt"}})[0]["status"] == "untestable here");
+  // a field the verdict reads is refused by name when missing or of another kind: read as
+  // false or 0, it printed "not reproduced" from a file that said nothing of it
+  json no_samples = gpt;
+  no_samples.erase("samples_identical");
+  CHECK_THROWS_WITH(fold_claims(no_samples), Contains("samples_identical is missing"));
+  json vit_without_images = vit;
+  vit_without_images.erase("images");
+  CHECK_THROWS_WITH(fold_claims(vit_without_images), Contains("images is missing"));
+  json vit_text_count = vit;
+  vit_text_count["same_classes"] = "9999";
+  CHECK_THROWS_WITH(fold_claims(vit_text_count), Contains("same_classes is a string, not an integer"));
+  json text_difference = gpt;
+  text_difference["max_logit_diff"] = "1e-6";
+  CHECK_THROWS_WITH(fold_claims(text_difference), Contains("max_logit_diff is a string"));
 }
 
 TEST_CASE("what_reproduces: which study wrote a results file, and a section per paper", "[reproduces]") {
