@@ -141,6 +141,23 @@ std::string render_reproduces(const std::vector<ClaimsPage>& pages, const std::s
   return render_template(kTemplate, view, "studies/reproduces/reproduces.md.in");
 }
 
+namespace {
+
+// check() on the results file `file`: what it finds wrong (an nl::Error, a missing field's
+// FieldError among them, or nlohmann's json::exception) fails as one line naming the file.
+template <class Check>
+auto named_on_failure(const std::string& file, Check&& check) {
+  try {
+    return check();
+  } catch (const json::exception& e) {
+    fail("--pages: ", file, ": ", e.what());
+  } catch (const Error& e) {
+    fail("--pages: ", file, ": ", e.what());
+  }
+}
+
+}  // namespace
+
 int what_reproduces_main(const std::vector<std::string>& args) {
   FlagParser p(
       "what_reproduces",
@@ -168,31 +185,19 @@ int what_reproduces_main(const std::vector<std::string>& args) {
     } catch (const json::exception& e) {
       fail("--pages: ", js.string(), " is not valid JSON (", e.what(), ")");
     }
-    std::string kind;
-    try {
-      kind = study_kind(results);
-    } catch (const Error& e) {
-      fail("--pages: ", js.string(), ": ", e.what());
-    }
-    // its fields, named on failure
+    const std::string kind = named_on_failure(js.string(), [&] { return study_kind(results); });
+    // its fields, named on failure (the regime and comparison readers name the file themselves)
     if (kind == "regime") regime_results_of(results, "--pages", js.string());
     if (kind == "comparison") {
       const auto comparison = comparison_results_of<ComparisonResults>(results, "--pages", js.string());
-      try {
-        require_run_figures(comparison, {kValLoss});  // what CBWC's claims read of each run
-      } catch (const FieldError& e) {
-        fail("--pages: ", js.string(), ": ", e.what());
-      }
+      // what CBWC's claims read of each run
+      named_on_failure(js.string(), [&] { require_run_figures(comparison, {kValLoss}); });
     }
-    // depth_claims checks its own schema; the claims_of call below names the file on failure
-    try {
+    // depth_claims and fold_claims check their own fields as they read them
+    named_on_failure(js.string(), [&] {
       NL_CHECK(!claims_of(results).empty(), "it holds no claim what_reproduces knows (a ", kind,
                " results file without the runs a claim needs)");
-    } catch (const json::exception& e) {
-      fail("--pages: ", js.string(), ": ", e.what());
-    } catch (const Error& e) {
-      fail("--pages: ", js.string(), ": ", e.what());
-    }
+    });
     const fs::path rel = fs::proximate(md, fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path());
     loaded.push_back({results, rel.string()});
     command += (i ? "," : "") + pages[i];
