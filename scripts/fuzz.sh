@@ -49,7 +49,7 @@ fuzz_target() {
   fi
 }
 # The targets run side by side, one per core (each fuzzer is one process on one core):
-# the same seconds of fuzzing each, in a third of the wall time on CI's two cores.
+# the same seconds of fuzzing each, three targets in two turns on CI's two cores.
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 pids=()
 for t in "${targets[@]}"; do

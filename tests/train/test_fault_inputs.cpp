@@ -202,8 +202,9 @@ TEST_CASE("fault inputs: a stop signal during a long training step abandons it; 
   FakeGptRun f;
   // a step of seconds (a batch of 2048 windows of 64 bytes): the signal 0.3 s into step 2
   // lands inside it. Before, the step ran to its end (3.8 s after the signal here) and
-  // the checkpoint was step 2's. A sanitizer build runs the step about 20 times slower
-  // (22 s under ASan): an eighth of the batch still takes seconds there.
+  // the checkpoint was step 2's. A sanitizer build runs the step many times slower (22 s
+  // under ASan): an eighth of the batch still takes seconds there (and a step that ended
+  // before the signal would leave step 2's checkpoint, which fails below).
   const std::string batch = nl::test::kSanitizerBuild ? "256" : "2048";
   check_abandoned_step(kTrainGpt,
                        "--data " + f.data + " --layers 2 --dim 64 --heads 4 --seq 64 --batch " + batch +
@@ -217,7 +218,7 @@ TEST_CASE("fault inputs: a stop signal during a long ViT step abandons it; the r
   FakeVitRun f;
   // a step of about a second (4096 images of 49 patches). Before, train_vit finished the
   // step (its batcher could not be put back) and wrote step 2's checkpoint. Under a
-  // sanitizer an eighth of the batch takes longer than that.
+  // sanitizer an eighth of the batch still outlasts the signal's 0.3 s.
   const std::string batch = nl::test::kSanitizerBuild ? "512" : "4096";
   check_abandoned_step(kTrainVit,
                        "--data " + f.data + " --val-size 40 --layers 2 --dim 64 --heads 4 --patch 4 --batch " + batch +
