@@ -228,6 +228,7 @@ struct Result {
   double ms_median = 0, ms_min = 0, ms_mean = 0, tok_s = 0, gflops = 0, roof_ratio = 0;
   double best_roof_ratio = 0;  // against the faster of the two roofs (Roof::best)
   int64_t system_allocs_after_first = 0;
+  double page_faults_per_step = 0;  // minor page faults of the process per timed step
   double peak_mib = 0;
   float last_loss = 0;
   // CPU seconds over wall seconds times threads during the timed steps, and the share
@@ -248,6 +249,7 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
   profile::enable(profiled);
   const CoreShare share(threads);
   const QueuedShare queued(threads);
+  const long faults_before = minor_page_faults();
   for (int64_t s = 0; s < steps; ++s) {
     // with a governor, the thread count of the training loop's policy (train/loop/thread_governor.h)
     if (governor) governor->start_step();
@@ -255,6 +257,7 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
     if (governor) governor->end_step(times.back());
   }
   profile::enable(false);
+  const long faults = minor_page_faults() - faults_before;
   const double core_share = share.get(), queued_share = queued.get();
   const AllocatorStats after = allocator_stats(Device::CPU);
   NL_CHECK(std::isfinite(runner.last_loss()), "bench_gpt: ", bc.name, " with ", norm, " gave a non-finite loss");
@@ -275,6 +278,7 @@ Result run_one(const BenchConfig& bc, const std::string& norm, int threads, int6
   r.gflops = step_flops(bc) / med * 1e-9;
   r.roof_ratio = roof_seconds > 0 ? med / roof_seconds : 0;
   r.system_allocs_after_first = after.system_allocs - allocs_after_first;
+  r.page_faults_per_step = (double)faults / (double)steps;
   r.peak_mib = (double)after.peak_in_use_bytes / 1048576.0;
   r.last_loss = runner.last_loss();
   r.core_share = core_share;
@@ -588,9 +592,9 @@ int main(int argc, char** argv) {
                             .num("dispatch_roof_ms", roof.dispatch_seconds * 1e3)
                             .str("dispatch_library", dispatch_library())
                             .num("roof_gflop", roof.flops * 1e-9));
-        std::printf("%-10s %-10s %7s %6s %10s %9s %9s %8s %7s %7s %11s %9s %7s %6s %6s\n", "config", "norm",
+        std::printf("%-10s %-10s %7s %6s %10s %9s %9s %8s %7s %7s %11s %7s %9s %7s %6s %6s\n", "config", "norm",
                     "params", "steps", "ms/step", "min ms", "tok/s", "GFLOP/s", "x roof", "x best", "sys allocs",
-                    "peak MiB", "loss", "cores", "queued");
+                    "faults", "peak MiB", "loss", "cores", "queued");
         for (size_t i = 0; i < norms.size(); ++i) {
           const int64_t steps = steps_flag > 0 ? steps_flag : bc.default_steps;
           const bool profiled = breakdown == "all" || (breakdown == "first" && i == 0);
@@ -598,9 +602,11 @@ int main(int argc, char** argv) {
           r.best_roof_ratio = r.roof_ratio * roof.seconds / roof.best();
           allocator_release_cached(Device::CPU);  // the next model starts from a clean cache
           std::printf(
-              "%-10s %-10s %6.2fM %6lld %10.1f %9.1f %9.0f %8.1f %7.2f %7.2f %11lld %9.1f %7.4f %5.0f%% %5.0f%%%s\n",
+              "%-10s %-10s %6.2fM %6lld %10.1f %9.1f %9.0f %8.1f %7.2f %7.2f %11lld %7.1f %9.1f %7.4f %5.0f%% "
+              "%5.0f%%%s\n",
               r.config.c_str(), r.norm.c_str(), (double)r.params * 1e-6, (long long)r.steps, r.ms_median, r.ms_min,
-              r.tok_s, r.gflops, r.roof_ratio, r.best_roof_ratio, (long long)r.system_allocs_after_first, r.peak_mib,
+              r.tok_s, r.gflops, r.roof_ratio, r.best_roof_ratio, (long long)r.system_allocs_after_first,
+              r.page_faults_per_step, r.peak_mib,
               r.last_loss, 100 * r.core_share, 100 * r.queued_share,
               r.queued_share > 0.05 ? "  <- another process held a core" : "");
           std::fflush(stdout);
@@ -612,7 +618,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n(FLOPs/step: tiny %.2f G, small %.1f G; x roof: median step over the sgemm roof of the same run;\n"
                 " x best: over the faster of that roof and the library's dispatch on the same products;\n"
-                " sys allocs: system allocations after the first step; cores: CPU time over wall time x threads while\n"
+                " sys allocs: system allocations after the first step; faults: the process's minor page faults per\n"
+                " timed step (pages taken from the system); cores: CPU time over wall time x threads while\n"
                 " timing; queued: the share of it the threads waited for a core another process held, near 0 %% when\n"
                 " nothing else ran; profiled steps pay a clock read per op)\n",
                 step_flops(known_configs()[0]) * 1e-9, step_flops(known_configs()[1]) * 1e-9);
@@ -693,6 +700,7 @@ int main(int argc, char** argv) {
                            .num("ratio_to_roof", r.roof_ratio)
                            .num("ratio_to_best_roof", r.best_roof_ratio)
                            .num("system_allocs_after_first_step", (double)r.system_allocs_after_first)
+                           .num("page_faults_per_step", r.page_faults_per_step)
                            .num("peak_in_use_mib", r.peak_mib)
                            .num("last_loss", r.last_loss)
                            .num("core_share", r.core_share)

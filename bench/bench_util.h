@@ -116,6 +116,14 @@ inline double cpu_seconds() {
   return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+// The minor page faults of this process so far: the pages it took from the system (a
+// step that keeps faulting frees memory back to it and asks again)
+inline long minor_page_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
 // A per-process seconds counter's growth over a span, as a share of the span's wall
 // seconds times threads.
 class ShareOfSpan {

@@ -9,6 +9,7 @@
 
 #ifdef NL_GEMM_ONEDNN
 #include <dnnl.h>
+#include <malloc.h>
 #endif
 
 #include "tensor/error.h"
@@ -64,6 +65,14 @@ void on_one_thread(const Call& call) {
 // order than OpenBLAS's: the two builds' runs differ in the last bits, not with the threads.
 bool tile_sgemm(const Gemm& g) {
 #ifdef NL_GEMM_ONEDNN
+  // dnnl_sgemm mallocs its packing buffers on every call and frees them before it returns.
+  // glibc gave such blocks back to the system (trimming the heap's top, or unmapping a block
+  // above its mmap threshold) and took them again on the next call: about 190 page faults a
+  // tiny training step (`perf stat -e page-faults` over 10 and 60 steps of bench_gpt), none
+  // with the OpenBLAS build. Up to these sizes freed memory now stays in the process for the
+  // next call. (Process-wide, and only in this build; docs/performance.md has the timing.)
+  static const bool kept_in_process = mallopt(M_MMAP_THRESHOLD, 32 << 20) && mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  (void)kept_in_process;
   const auto flag = [](CBLAS_TRANSPOSE t) { return t == CblasNoTrans ? 'N' : 'T'; };
   return dnnl_sgemm(flag(g.trans_a), flag(g.trans_b), g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c,
                     g.ldc) == dnnl_success;
