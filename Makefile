@@ -240,15 +240,42 @@ ifneq ($(CUDA),1)
 endif
 BENCHES := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/%)
 # The test files compile in groups: each group of up to TEST_GROUP files of one folder is
-# one generated translation unit (scripts/unity-tests.sh says why and what it asks of a
+# one generated translation unit (scripts/unity.sh says why and what it asks of a
 # test file). TEST_GROUP=1 compiles each file alone, which checks that it includes all it uses.
 TEST_GROUP ?= 10
 TEST_SRCS ?= $(wildcard tests/*/*.cpp)
-TEST_UNITS := $(shell bash scripts/unity-tests.sh $(BASE_BUILD)/unity/tests-by-$(TEST_GROUP) $(TEST_GROUP) $(TEST_SRCS))
+TEST_UNITS := $(shell bash scripts/unity.sh $(BASE_BUILD)/unity/tests-by-$(TEST_GROUP) $(TEST_GROUP) $(TEST_SRCS))
 TEST_OBJS := $(TEST_UNITS:$(BASE_BUILD)/unity/%.cpp=$(SHARED_TESTS_IN)/unity/%.o)
 $(TEST_OBJS): private CXXFLAGS += $(TEST_OPT)
 $(SHARED_TESTS_IN)/unity/%.o: $(BASE_BUILD)/unity/%.cpp
 	$(CXX) $(CXXFLAGS) -c $< -o $@
+# The sanitizer builds (ASan, TSan, valgrind's) compile the library in such groups too
+# (LIB_GROUP sources of one folder a unit; LIB_GROUP=1: file by file): the ASan build's
+# compiling was the largest stage of CI, and most of an object's time went to
+# nlohmann-json's and CLI11's templates, instantiated and instrumented once a file
+# (studies/regime under ASan: 35.6 s of CPU file by file, 15.8 s as one unit). Only there:
+# the release build keeps one object per file for quick rebuilds and so that its -O3 code,
+# which a run's numbers come from, is not inlined differently; and only without CUDA=1,
+# MPI=1 or GEMM=onednn, whose builds share objects file by file (above). Every library
+# source must therefore also compile in one unit with the others of its folder (what
+# scripts/unity.sh asks of test files), which the sanitizer builds check.
+ifneq ($(filter 1 thread memcheck,$(SANITIZE)),)
+  ifeq ($(BUILD),$(BASE_BUILD))
+    LIB_GROUP ?= 10
+  endif
+endif
+ifneq ($(filter-out 1,$(or $(LIB_GROUP),1)),)
+  UNIT_SRCS := $(filter-out tensor/cuda/stub.cpp,$(LIB_SRCS))
+  LIB_UNITS := $(shell bash scripts/unity.sh $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP) $(LIB_GROUP) $(UNIT_SRCS))
+  LIB_UNIT_OBJS := $(LIB_UNITS:$(BASE_BUILD)/unity/%.cpp=$(BUILD)/unity/%.o)
+  LIB_OBJS := $(LIB_UNIT_OBJS) $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(UNIT_SRCS),$(LIB_SRCS)))
+  $(LIB_UNIT_OBJS): | $(TEMPLATE_HEADERS)
+  # a type of a file's anonymous namespace in one of its classes: GCC's warning for headers,
+  # which an included source file now looks like to it (clang has no such warning)
+  ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
+    $(LIB_UNIT_OBJS): private CXXFLAGS += -Wno-subobject-linkage
+  endif
+endif
 # Precompiled headers (GCC's .gch, 80-130 MB each), loaded by an object in place of parsing
 # what they hold: Catch2, nlohmann-json and the standard headers for every test group
 # (tests/pch.h), and nlohmann-json for the library's objects that parse it
@@ -267,10 +294,12 @@ $(SHARED_TESTS_IN)/unity/%.o: $(BASE_BUILD)/unity/%.cpp
 # and the .gch itself (GCC's are not the same bytes twice, so an object compiled in another
 # worktree hits only with the cached .gch), only with the sloppiness pch_defines,
 # time_macros, added here to the configured one.
-COLD_OBJS := $(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/%),$(LIB_OBJS)) $(CLI_OBJS)
+COLD_OBJS := $(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/% \
+               $(BUILD)/unity/lib-by-$(LIB_GROUP)/$(subst /,-,$(d))-%),$(LIB_OBJS)) $(CLI_OBJS)
 ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
   JSON_SRCS := $(shell bash scripts/json-users.sh tensor autograd nn train studies apps)
-  JSON_OBJS := $(JSON_SRCS:%.cpp=$(BASE_BUILD)/%.o) $(JSON_SRCS:%.cpp=$(BUILD)/%.o)
+  # (and every library unit: most hold a file that parses JSON)
+  JSON_OBJS := $(JSON_SRCS:%.cpp=$(BASE_BUILD)/%.o) $(JSON_SRCS:%.cpp=$(BUILD)/%.o) $(LIB_UNIT_OBJS)
   PCH_SLOPPINESS := $(shell ccache --get-config sloppiness 2>/dev/null | tr -d ' '),pch_defines,time_macros
   PCH_FLAGS := $(filter-out -MMD -MP,$(CXXFLAGS))
   PCH_STAMP := $(BASE_BUILD)/pch/made-with
@@ -355,7 +384,7 @@ MPI_TEST_PROGRAMS := train_gpt depth_study
 test: deps
 	@$(MAKE) --no-print-directory info
 	@bash scripts/check-layers.sh
-	@bash scripts/check-test-names.sh
+	@bash scripts/check-unity-names.sh
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TEST_BIN) $(CLIS)
 	@# the [mpi] tests run $(BUILD)-mpi/train_gpt and the MPI studies: kept up to date once `make MPI=1` made them
 	@if [ "$(MPI)" != 1 ] && [ -d $(BUILD)-mpi ] && command -v mpicxx >/dev/null; then \

@@ -5,7 +5,7 @@
 # (build/fuzz/corpus/<target>/). A crash stops with its input in build/fuzz/crashes/:
 # fix the bug, then copy the input to fuzz/regressions/<target>/ so that both this
 # script and `make test` (tests/train/test_fuzz_regressions.cpp) replay it forever.
-# Usage: scripts/fuzz.sh [SECONDS]
+# Usage: scripts/fuzz.sh [SECONDS]   (install: only install clang's libFuzzer if missing)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 seconds=${1:-60}
@@ -21,6 +21,7 @@ if ! command -v clang++ >/dev/null || ! probe; then
   DEBIAN_FRONTEND=noninteractive $cmd -qq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive $cmd -qq; } || exit 1
   probe || { echo "clang++ -fsanitize=fuzzer still fails"; exit 1; }
 fi
+[ "$seconds" = install ] && exit 0
 
 bins=()
 for t in "${targets[@]}"; do bins+=("build/fuzz/fuzz_$t"); done

@@ -6,6 +6,7 @@
 # For the same reason OpenBLAS is told to use its Haswell (AVX2) kernels, and
 # OMP_WAIT_POLICY is set so the program does not re-execute itself (tensor/threads.h),
 # which would leave valgrind behind.
+# Usage: scripts/valgrind.sh [install]   (install: only install valgrind if missing)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 if ! command -v valgrind >/dev/null; then
@@ -13,6 +14,7 @@ if ! command -v valgrind >/dev/null; then
   if [ "$(id -u)" -ne 0 ]; then echo "make valgrind needs valgrind. Run as root:  $cmd"; exit 1; fi
   DEBIAN_FRONTEND=noninteractive $cmd -qq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive $cmd -qq; } || exit 1
 fi
+[ "${1:-}" = install ] && exit 0
 # train_gpt links no object of the other programs' studies, the ViT or folding (its link
 # map, 2026-12-02: 71 of the library's 107 objects): those are not compiled here. Should
 # it ever need one, this build fails to link, naming the symbol.

@@ -26,7 +26,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const char kTemplate[] =
+const char kBhytGapTemplate[] =
 #include "studies/compare/bhyt_gap.md.in.h"
     ;
 
@@ -184,7 +184,7 @@ std::string render_bhyt_gap_report(const BhytGapResults& results) {
     view["verdicts"].push_back(
         catch_up_verdict(a.label, a.reference, early, long_steps, first.gap, last.gap, last.did_not_train));
   }
-  return render_template(kTemplate, view, "studies/compare/bhyt_gap.md.in");
+  return render_template(kBhytGapTemplate, view, "studies/compare/bhyt_gap.md.in");
 }
 
 namespace {

@@ -27,7 +27,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const char kTemplate[] =
+const char kDemoTemplate[] =
 #include "studies/compare/demo.md.in.h"
     ;
 
@@ -40,12 +40,6 @@ double largest_train_difference(const DemoResults& results, const std::string& a
   for (const auto& [step, v] : losses[a])
     if (losses[b].count(step)) worst = std::max(worst, std::fabs(v - losses[b][step]));
   return worst;
-}
-
-// "+1.2 %", "-0.3 %", "0.0 %"; "-" without an ln run to compare with
-std::string relative_text(double percent) {
-  if (std::isnan(percent)) return "-";
-  return std::fabs(percent) < 0.05 ? "0.0 %" : fmt(percent, "%+.1f %%");
 }
 
 void print_table(const std::vector<DemoRow>& rows) {
@@ -196,7 +190,7 @@ std::string render_demo_report(const DemoResults& results, const TunedResults* t
       break;
     }
   }
-  return render_template(kTemplate, view, "studies/compare/demo.md.in");
+  return render_template(kDemoTemplate, view, "studies/compare/demo.md.in");
 }
 
 namespace {

@@ -20,7 +20,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const char kTemplate[] =
+const char kVitTemplate[] =
 #include "studies/compare/vit.md.in.h"
     ;
 
@@ -52,7 +52,7 @@ std::vector<Row> table_rows(const VitResults& results) {
   return rows;
 }
 
-void print_table(const std::vector<Row>& rows) {
+void print_vit_table(const std::vector<Row>& rows) {
   std::printf("\n%-10s %9s %10s %8s %10s %7s %14s  %s\n", "norm", "test acc", "test loss", "val acc", "img/s/core",
               "CPU s", "resid RMS L/1", "status");
   for (const Row& r : rows)
@@ -60,7 +60,7 @@ void print_table(const std::vector<Row>& rows) {
                 r.test_loss, 100.0 * r.val_acc, r.img_cpu_s, r.cpu_s, r.rms_ratio, r.status.c_str());
 }
 
-void write_summary(const std::string& path, const VitResults& results, const std::vector<Row>& rows) {
+void write_vit_summary(const std::string& path, const VitResults& results, const std::vector<Row>& rows) {
   std::string text =
       "norm,test_acc,test_loss,val_acc,train_loss,img_per_cpu_s,img_per_s,cpu_seconds,seconds,rms_last_over_first,"
       "status\n";
@@ -112,7 +112,7 @@ std::string render_vit_report(const VitResults& results) {
     view["against_first"] = {{"first", rows[0].norm}, {"accuracy", fmt(100.0 * rows[0].test_acc, "%.2f")},
                              {"others", others}};
   }
-  return render_template(kTemplate, view, "studies/compare/vit.md.in");
+  return render_template(kVitTemplate, view, "studies/compare/vit.md.in");
 }
 
 int compare_vit_main(const std::vector<std::string>& args) {
@@ -152,10 +152,10 @@ int compare_vit_main(const std::vector<std::string>& args) {
     results = write_comparison_results(out, results);
   }
   const std::vector<Row> rows = table_rows(results);
-  write_summary(out + "/summary.csv", results, rows);
+  write_vit_summary(out + "/summary.csv", results, rows);
   write_curves(out + "/val_acc.csv", results.runs);
   write_text_file(out + "/report.md", render_vit_report(results));
-  print_table(rows);
+  print_vit_table(rows);
   for (const Row& r : rows)
     if (r.status.rfind("FAILED", 0) == 0) return 1;
   return 0;

@@ -24,7 +24,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const char kTemplate[] =
+const char kDytTrainsTemplate[] =
 #include "studies/compare/dyt_trains.md.in.h"
     ;
 
@@ -135,7 +135,7 @@ std::string render_dyt_trains_report(const DytTrainsResults& results) {
                             {"sat", seeds_text(sat, "%.3f")}});
   }
   view["verdict"] = dyt_trains_verdict(rows);
-  return render_template(kTemplate, view, "studies/compare/dyt_trains.md.in");
+  return render_template(kDytTrainsTemplate, view, "studies/compare/dyt_trains.md.in");
 }
 
 int dyt_trains_main(const std::vector<std::string>& args) {

@@ -1,8 +1,10 @@
 #include "studies/compare/ln_baseline.h"
 
+#include <cmath>
 #include <map>
 
 #include "nn/norms/registry.h"
+#include "studies/report/study.h"  // fmt
 
 namespace nl {
 
@@ -23,6 +25,11 @@ std::vector<int> ln_baselines(const std::vector<RunKind>& runs) {
       out.push_back(-1);
   }
   return out;
+}
+
+std::string relative_text(double percent) {
+  if (std::isnan(percent)) return "-";
+  return std::fabs(percent) < 0.05 ? "0.0 %" : fmt(percent, "%+.1f %%");
 }
 
 }  // namespace nl

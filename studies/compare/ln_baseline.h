@@ -15,4 +15,8 @@ struct RunKind {
 // For each run, the index of its ln run in `runs` (itself for an ln run), or -1 without one.
 std::vector<int> ln_baselines(const std::vector<RunKind>& runs);
 
+// A run's loss against its ln run's, as the tables print it: "+1.2 %", "-0.3 %", "0.0 %";
+// "-" for NaN (no ln run to compare with).
+std::string relative_text(double percent);
+
 }  // namespace nl

@@ -38,7 +38,7 @@ double val_at(const ComparedRun& run, int64_t step) {
   return NAN;
 }
 
-bool finished(const ComparedRun* run) { return run && run->finished(); }
+bool run_finished(const ComparedRun* run) { return run && run->finished(); }
 
 }  // namespace
 
@@ -50,11 +50,11 @@ ArmSeeds arm_seeds(const SeededResults& results, const std::string& prefix, cons
     const ComparedRun* ref =
         reference.empty() ? nullptr : find_seeded_run(results, seeded_label(prefix, reference, seed));
     auto loss = [&](const ComparedRun* r) {
-      return !finished(r) ? NAN : step > 0 ? val_at(*r, step) : r->figure(kValLoss);
+      return !run_finished(r) ? NAN : step > 0 ? val_at(*r, step) : r->figure(kValLoss);
     };
     const double v = loss(run), rv = loss(ref);
-    if (finished(run) && std::isnan(v)) continue;  // no validation at that step: no evidence either way
-    const std::string status = status_against_ln(!finished(run), v, ref ? rv : NAN, results.unigram_loss);
+    if (run_finished(run) && std::isnan(v)) continue;  // no validation at that step: no evidence either way
+    const std::string status = status_against_ln(!run_finished(run), v, ref ? rv : NAN, results.unigram_loss);
     if (status.rfind("stuck", 0) == 0 || status.rfind("DIVERGED", 0) == 0) {
       ++out.did_not_train;
       continue;

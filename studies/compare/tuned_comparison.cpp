@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const char kTemplate[] =
+const char kDemoTunedTemplate[] =
 #include "studies/compare/demo_tuned.md.in.h"
     ;
 
@@ -162,19 +162,16 @@ TunedCell cell_summary(const GridCell& cell, const CellOutcome& oc, const GPTRun
   return c;
 }
 
-bool finished(const TunedCell& cell) { return cell.exit_code == 0 && !cell.diverged && std::isfinite(cell.val_loss); }
+bool cell_finished(const TunedCell& cell) {
+  return cell.exit_code == 0 && !cell.diverged && std::isfinite(cell.val_loss);
+}
 
 std::string loss_text(double v) { return std::isfinite(v) ? fmt(v, "%.4f") : "-"; }
 
 std::string cell_status(const TunedCell& cell) {
-  if (cell.exit_code == 1 || (cell.exit_code == 0 && !finished(cell))) return "DIVERGED (NaN/inf)";
+  if (cell.exit_code == 1 || (cell.exit_code == 0 && !cell_finished(cell))) return "DIVERGED (NaN/inf)";
   if (cell.exit_code != 0) return "FAILED (exit " + std::to_string(cell.exit_code) + ")";
   return std::isfinite(cell.tuning_loss) ? "finished" : "no tuning loss";
-}
-
-std::string relative_text(double percent) {
-  if (std::isnan(percent)) return "-";
-  return std::fabs(percent) < 0.05 ? "0.0 %" : fmt(percent, "%+.1f %%");
 }
 
 void write_sweep(const std::string& path, const TunedResults& results, const std::vector<TunedRow>& rows) {
@@ -318,9 +315,10 @@ std::vector<TunedRow> tuned_rows(const TunedResults& results) {
     row.block = run.block;
     row.recipe = run.recipe.empty() ? "-" : run.recipe;
     row.settings = run.trials.size();
-    row.shared_val = finished(run.shared) ? run.shared.val_loss : NAN;
+    row.shared_val = cell_finished(run.shared) ? run.shared.val_loss : NAN;
     std::vector<TuneTrial> trials;
-    for (const TunedTrial& t : run.trials) trials.push_back({finished(t.cell), t.cell.tuning_loss, t.cell.val_loss});
+    for (const TunedTrial& t : run.trials)
+      trials.push_back({cell_finished(t.cell), t.cell.tuning_loss, t.cell.val_loss});
     row.best = select_tuned(trials);
     if (row.best >= 0) {
       const TunedTrial& b = run.trials[(size_t)row.best];
@@ -387,7 +385,7 @@ std::string render_tuned_report(const TunedResults& results) {
                                {"chosen", (int)k == r.best ? "**best**" : ""}});
     }
   }
-  return render_template(kTemplate, view, "studies/compare/demo_tuned.md.in");
+  return render_template(kDemoTunedTemplate, view, "studies/compare/demo_tuned.md.in");
 }
 
 }  // namespace nl
