@@ -375,14 +375,19 @@ void tile_probabilities(const Geometry& g, const BackwardInputs& in, int64_t b, 
                  kTile, Band::kKeyRowsQueryColumns, first);
   product<false>(keys, cols, hd, in.v.rows(b, h) + j0 * in.v.row_stride, in.v.row_stride, 1, tile.dot, kTile, dst,
                  kTile, Band::kKeyRowsQueryColumns, first);
+  // the tile's arrays and the scale as locals: read through `tile` and `g`, which the
+  // compiler cannot tell apart from pc and dc, they were loaded again after every store,
+  // and the loop ran partly as gathers and scalar code
+  const float *lse = tile.lse, *delta = tile.delta;
+  const float scale = g.scale;
   for (int64_t c = 0; c < keys; ++c) {
     float *pc = pt + c * kTile, *dc = dst + c * kTile;
     const int64_t rmin = first + c;
 #pragma omp simd
     for (int64_t r = 0; r < cols; ++r) {
-      const float p = fast::exp(pc[r] * g.scale - tile.lse[r]);
+      const float p = fast::exp(pc[r] * scale - lse[r]);
       pc[r] = r < rmin ? 0.0f : p;
-      dc[r] = r < rmin ? 0.0f : g.scale * p * (dc[r] - tile.delta[r]);
+      dc[r] = r < rmin ? 0.0f : scale * p * (dc[r] - delta[r]);
     }
   }
 }
