@@ -249,29 +249,34 @@ TEST_OBJS := $(TEST_UNITS:$(BASE_BUILD)/unity/%.cpp=$(SHARED_TESTS_IN)/unity/%.o
 $(TEST_OBJS): private CXXFLAGS += $(TEST_OPT)
 $(SHARED_TESTS_IN)/unity/%.o: $(BASE_BUILD)/unity/%.cpp
 	$(CXX) $(CXXFLAGS) -c $< -o $@
-# The sanitizer builds (ASan, TSan, valgrind's) compile the library in such groups too
-# (LIB_GROUP sources of one folder a unit; LIB_GROUP=1: file by file): the ASan build's
+# The sanitizer builds (ASan, TSan, valgrind's, libFuzzer's) compile the library in such
+# groups too (LIB_GROUP sources of one folder a unit; LIB_GROUP=1: file by file): the ASan build's
 # compiling was the largest stage of CI, and most of an object's time went to
 # nlohmann-json's and CLI11's templates, instantiated and instrumented once a file
 # (studies/regime under ASan: 35.6 s of CPU file by file, 15.8 s as one unit). Only there:
 # the release build keeps one object per file for quick rebuilds and so that its -O3 code,
-# which a run's numbers come from, is not inlined differently; and only without CUDA=1,
-# MPI=1 or GEMM=onednn, whose builds share objects file by file (above). Every library
-# source must therefore also compile in one unit with the others of its folder (what
-# scripts/unity.sh asks of test files), which the sanitizer builds check.
-ifneq ($(filter 1 thread memcheck,$(SANITIZE)),)
-  ifeq ($(BUILD),$(BASE_BUILD))
-    LIB_GROUP ?= 10
-  endif
+# which a run's numbers come from, is not inlined differently (LIB_GROUP=N asks for groups
+# in any build). Every library source in a group must therefore also compile in one unit
+# with the others of its folder (what scripts/unity.sh asks of test files), which the
+# sanitizer builds check. Left file by file: nn/norms/, where a new norm goes
+# (docs/your-own-norm.md: adding one rebuilds the registry and the new file, not the folder;
+# its test's ASan run took 41 s with the folder grouped, 27 s without), and the sources that
+# name a CUDA=1, MPI=1 or GEMM=onednn macro, which such a build compiles in its own folder
+# while it links the plain build's groups (above).
+ifneq ($(filter 1 thread memcheck fuzz,$(SANITIZE)),)
+  LIB_GROUP ?= 10
 endif
-ifneq ($(filter-out 1,$(or $(LIB_GROUP),1)),)
-  # not nn/norms/, where a new norm goes (docs/your-own-norm.md): adding one there rebuilds
-  # the registry and the new file, not the whole folder (its test's ASan run: 41 s grouped)
-  UNIT_SRCS := $(filter-out tensor/cuda/stub.cpp nn/norms/%,$(LIB_SRCS))
-  LIB_UNITS := $(shell bash scripts/unity.sh $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP) $(LIB_GROUP) $(UNIT_SRCS))
-  LIB_UNIT_OBJS := $(LIB_UNITS:$(BASE_BUILD)/unity/%.cpp=$(BUILD)/unity/%.o)
-  LIB_OBJS := $(LIB_UNIT_OBJS) $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(UNIT_SRCS),$(LIB_SRCS)))
+ifneq ($(filter-out 0 1,$(or $(LIB_GROUP),1)),)
+  MACRO_SRCS := $(shell grep -lE '$(VARIANT_MACROS)' $(LIB_SRCS) 2>/dev/null)
+  UNIT_SRCS := $(filter-out tensor/cuda/stub.cpp nn/norms/% $(MACRO_SRCS) \
+                 $(if $(filter-out $(BASE_BUILD),$(BUILD)),$(VARIANT_SRCS)),$(LIB_SRCS))
+  LIB_UNITS := $(if $(UNIT_SRCS),$(shell bash scripts/unity.sh $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP) \
+                 $(LIB_GROUP) $(UNIT_SRCS)))
+  LIB_UNIT_OBJS := $(LIB_UNITS:%.cpp=%.o)
+  LIB_OBJS := $(LIB_UNIT_OBJS) $(filter-out $(UNIT_SRCS:%.cpp=$(BASE_BUILD)/%.o),$(LIB_OBJS))
   $(LIB_UNIT_OBJS): | $(TEMPLATE_HEADERS)
+  $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP)/%.o: $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP)/%.cpp
+	$(CXX) $(CXXFLAGS) -c $< -o $@
   # a type of a file's anonymous namespace in one of its classes: GCC's warning for headers,
   # which an included source file now looks like to it (clang has no such warning)
   ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
@@ -297,10 +302,11 @@ endif
 # worktree hits only with the cached .gch), only with the sloppiness pch_defines,
 # time_macros, added here to the configured one.
 COLD_OBJS := $(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/% \
-               $(BUILD)/unity/lib-by-$(LIB_GROUP)/$(subst /,-,$(d))-%),$(LIB_OBJS)) $(CLI_OBJS)
+               $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP)/$(subst /,-,$(d))-%),$(LIB_OBJS)) $(CLI_OBJS)
 ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
   JSON_SRCS := $(shell bash scripts/json-users.sh tensor autograd nn train studies apps)
-  # (and every library unit: most hold a file that parses JSON)
+  # (and every library unit: 15 of the ASan build's 23 hold a file that parses JSON, and the
+  # others pay the 0.3-0.5 s of loading it, less than telling them apart would be worth)
   JSON_OBJS := $(JSON_SRCS:%.cpp=$(BASE_BUILD)/%.o) $(JSON_SRCS:%.cpp=$(BUILD)/%.o) $(LIB_UNIT_OBJS)
   PCH_SLOPPINESS := $(shell ccache --get-config sloppiness 2>/dev/null | tr -d ' '),pch_defines,time_macros
   PCH_FLAGS := $(filter-out -MMD -MP,$(CXXFLAGS))
@@ -364,7 +370,10 @@ $(BUILD)/%: bench/%.cpp $(LIB)
 # from the tensor layer and the three parsers only: a third of the library to compile
 FUZZ_SRCS := $(wildcard tensor/*.cpp tensor/cpu/*.cpp) tensor/cuda/stub.cpp train/io/safetensors.cpp train/io/checksum.cpp \
              train/data/fashion_mnist.cpp train/flags/flag_parser.cpp train/io/files.cpp train/io/text_fields.cpp
-FUZZ_OBJS := $(FUZZ_SRCS:%.cpp=$(BUILD)/%.o)
+# (tensor/'s sources in the groups above, where the build has them)
+FUZZ_GROUPED := $(filter tensor/%,$(UNIT_SRCS))
+FUZZ_OBJS := $(filter $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP)/tensor-%,$(LIB_UNIT_OBJS)) \
+             $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(FUZZ_GROUPED),$(FUZZ_SRCS)))
 $(BUILD)/%: fuzz/%.cpp $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) $(LDFLAGS) $(LDLIBS) -o $@

@@ -7,9 +7,12 @@
 # renamed). So no two files of a folder may define the same such name: functions,
 # variables, types, aliases and macros, read from the lines that start at column 0 (the
 # style every file keeps; nested code is indented). Of a library source only its own
-# helpers count, those in an anonymous namespace: its other names are declared in headers,
-# where two files defining one would not link. (An alias repeated to the same type, such
-# as `using json = nlohmann::json`, is allowed there; one to another type does not compile.)
+# helpers count: those in an anonymous namespace and those declared `static` at column 0.
+# Its other names are declared in headers, where two files defining one would not link; an
+# own helper named like another file's public function is not caught. (An alias repeated
+# to the same type, such as `using json = nlohmann::json`, is allowed there; one to another
+# type does not compile.) nn/norms/ is left out: the sanitizer builds compile it file by
+# file (Makefile, LIB_GROUP), so a new norm's helpers may share a name with a built-in's.
 # Prints each clash with its files and fails. Run by `make test` before the build.
 cd "$(dirname "$0")/.." || exit 1
 names_of() {  # the file-scope names read from stdin, one per line
@@ -17,9 +20,10 @@ names_of() {  # the file-scope names read from stdin, one per line
 '(?:#define\s+\K\w+|(?:struct|class|union|enum(?: class)?)\s+\K\w+(?=\s*[{:;])|using\s+\K\w+(?=\s*=)|'\
 '[A-Za-z_][\w:<>,*&\s]*?[\s*&]\K\w+(?=\s*(?:\(|=|\{|\[)))' | grep -vxE 'main|operator' | sort -u
 }
-anonymous_lines() {  # a library source's lines inside its anonymous namespaces, aliases left out
-  awk '/^namespace \{/ {inside = 1; next} inside && /^\}  \/\/ namespace/ {inside = 0} inside' "$1" |
+own_lines() {  # a library source's lines inside its anonymous namespaces and its column-0 statics
+  awk '/^namespace \{/ {inside = 1; next} inside && /^\}  \/\/ namespace$/ {inside = 0} inside' "$1" |
     grep -vE '^using \w+ = '
+  grep -E '^static ' "$1" | grep -v '^static_assert' | sed 's/^static //'
 }
 status=0
 check() {  # check FOLDER READER: READER FILE prints the lines whose names count
@@ -32,5 +36,5 @@ check() {  # check FOLDER READER: READER FILE prints the lines whose names count
   fi
 }
 for dir in tests/*/; do check "$dir" cat; done
-for dir in tensor/ tensor/cpu/ autograd/ nn/ nn/norms/ train/*/ studies/*/; do check "$dir" anonymous_lines; done
+for dir in tensor/ tensor/cpu/ autograd/ nn/ train/*/ studies/*/; do check "$dir" own_lines; done
 exit $status

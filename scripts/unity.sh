@@ -6,7 +6,8 @@
 # build uses it for the test files, the sanitizer build for the library too: parsing the
 # project's headers and instantiating Catch2's, nlohmann-json's and CLI11's templates once a
 # group instead of once a file took the test objects from 153 s of CPU to 83, and the ASan
-# build's library from about 390 s to 210 (docs/performance.md, "Build time"). A group file is rewritten
+# build's library from about 390 s to 206 (docs/performance.md, its first section and "Build
+# time"). A group file is rewritten
 # only when its list changes, so make rebuilds only the groups whose files changed (the .d
 # files name every file a group includes). A folder's files must compile as one unit: no
 # two may define the same name at file scope, anonymous namespaces included (one file's
@@ -19,7 +20,7 @@ out=$1
 size=$2
 shift 2
 mkdir -p "$out"
-for folder in $(printf '%s\n' "$@" | xargs -n1 dirname | sort -u); do
+for folder in $(for f in "$@"; do echo "${f%/*}"; done | sort -u); do
   files=($(printf '%s\n' "$@" | grep "^$folder/[^/]*\.cpp$" | sort))
   groups=$(((${#files[@]} + size - 1) / size))
   name=${folder//\//-}
