@@ -252,8 +252,8 @@ $(SHARED_TESTS_IN)/unity/%.o: $(BASE_BUILD)/unity/%.cpp
 # The sanitizer builds (ASan, TSan, valgrind's, libFuzzer's) compile the library in such
 # groups too (LIB_GROUP sources of one folder a unit; LIB_GROUP=1: file by file): the ASan build's
 # compiling was the largest stage of CI, and most of an object's time went to
-# nlohmann-json's and CLI11's templates, instantiated and instrumented once a file
-# (studies/regime under ASan: 35.6 s of CPU file by file, 15.8 s as one unit). Only there:
+# nlohmann-json's and CLI11's templates, instantiated and instrumented once a file (the ASan
+# library: 333 s of CPU file by file, 202 s grouped; scripts/build-times.sh). Only there:
 # the release build keeps one object per file for quick rebuilds and so that its -O3 code,
 # which a run's numbers come from, is not inlined differently (LIB_GROUP=N asks for groups
 # in any build). Every library source in a group must therefore also compile in one unit
@@ -263,6 +263,8 @@ $(SHARED_TESTS_IN)/unity/%.o: $(BASE_BUILD)/unity/%.cpp
 # its test's ASan run took 41 s with the folder grouped, 27 s without), and the sources that
 # name a CUDA=1, MPI=1 or GEMM=onednn macro, which such a build compiles in its own folder
 # while it links the plain build's groups (above).
+# GCC, not clang: the groups' warning flag below and the precompiled headers are GCC's
+IS_GCC := $(if $(filter 0,$(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation')),,yes)
 ifneq ($(filter 1 thread memcheck fuzz,$(SANITIZE)),)
   LIB_GROUP ?= 10
 endif
@@ -279,7 +281,7 @@ ifneq ($(filter-out 0 1,$(or $(LIB_GROUP),1)),)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
   # a type of a file's anonymous namespace in one of its classes: GCC's warning for headers,
   # which an included source file now looks like to it (clang has no such warning)
-  ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
+  ifeq ($(IS_GCC),yes)
     $(LIB_UNIT_OBJS): private CXXFLAGS += -Wno-subobject-linkage
   endif
 endif
@@ -303,7 +305,7 @@ endif
 # time_macros, added here to the configured one.
 COLD_OBJS := $(filter $(foreach d,$(COLD_DIRS),$(BUILD)/$(d)/% $(BASE_BUILD)/$(d)/% \
                $(BASE_BUILD)/unity/lib-by-$(LIB_GROUP)/$(subst /,-,$(d))-%),$(LIB_OBJS)) $(CLI_OBJS)
-ifneq ($(shell $(CXX) --version 2>/dev/null | grep -c 'Free Software Foundation'),0)
+ifeq ($(IS_GCC),yes)
   JSON_SRCS := $(shell bash scripts/json-users.sh tensor autograd nn train studies apps)
   # (and every library unit: 15 of the ASan build's 23 hold a file that parses JSON, and the
   # others pay the 0.3-0.5 s of loading it, less than telling them apart would be worth)

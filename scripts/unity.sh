@@ -6,7 +6,7 @@
 # build uses it for the test files, the sanitizer build for the library too: parsing the
 # project's headers and instantiating Catch2's, nlohmann-json's and CLI11's templates once a
 # group instead of once a file took the test objects from 153 s of CPU to 83, and the ASan
-# build's library from about 390 s to 206 (docs/performance.md, its first section and "Build
+# build's library from 333 s to 202 (docs/performance.md, its first section and "Build
 # time"). A group file is rewritten
 # only when its list changes, so make rebuilds only the groups whose files changed (the .d
 # files name every file a group includes). A folder's files must compile as one unit: no
