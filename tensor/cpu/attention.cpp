@@ -255,6 +255,35 @@ void transpose_tile(const float* src, int64_t rs, int64_t rows, int64_t hd, floa
 // The vector width the score columns of a query tile of `rows` queries are computed to.
 int64_t score_columns(int64_t rows) { return std::min(kTile, (rows + 15) / 16 * 16); }
 
+// ---- compact keys and values
+// The training step hands the kernels strided head views: row r of a head at r * 3C floats
+// in the qkv projection's output. For C = 128 those rows are 1536 bytes apart, and the rows
+// of q, k and v all fall into the same 16 of a 32 KiB 8-way L1's 64 sets, so a head's tiles
+// evict one another while the products run over them again and again. So the backward,
+// whose inputs earlier ops have pushed out to memory by then, first copies a head's keys
+// and values, which its score products and dq read, into contiguous per-thread rows, when
+// they are strided and small enough. (The forward reads the qkv product's output while it
+// is still in cache, and copying there made the tiny step slower; copying q and dout as
+// well did not help either.) Only where the operands sit changes, not what is added in
+// which order: the results are the same bits.
+constexpr int64_t kCompactFloats = 16384;  // S hd of the largest head copied: 2 x 64 KiB
+
+bool compact_kv(const Geometry& g, const HeadRows& k, const HeadRows& v) {
+  return g.S * g.hd <= kCompactFloats && (k.row_stride != g.hd || v.row_stride != g.hd);
+}
+
+// dst (rows x hd, contiguous) = the rows at src (row stride rs)
+void gather_rows(const float* src, int64_t rs, int64_t rows, int64_t hd, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) std::copy(src + r * rs, src + r * rs + hd, dst + r * hd);
+}
+
+// Head (b, h) of t copied to `into`, as an operand whose every head is that copy
+// (rows(b', h') is the copy for any b', h': callers ask only for (b, h)).
+HeadRows compact_copy(const HeadRows& t, int64_t b, int64_t h, int64_t rows, int64_t hd, float* into) {
+  gather_rows(t.rows(b, h), t.row_stride, rows, hd, into);
+  return {Tensor(), into, 0, 0, hd};
+}
+
 // ---- forward
 
 // One query tile of one head: rows queries from i0.
@@ -412,6 +441,44 @@ void add_query_grads(const Geometry& g, const BackwardInputs& in, int64_t b, int
                 dq_rows, ldq, Band::kQueryRowsKeyDepth, g.first_row(tile.i0, j0));
 }
 
+// rows 0 .. n - 1 of an output head (row stride ld) set to zero
+void zero_rows(float* rows, int64_t ld, int64_t n, int64_t hd) {
+  for (int64_t r = 0; r < n; ++r) std::fill(rows + r * ld, rows + r * ld + hd, 0.0f);
+}
+
+// All of head (b, h)'s gradients: each query tile against the key tiles it sees, dk and dv
+// summed over the query tiles in order, dq over the key tiles in order.
+void backward_head(const Geometry& g, const BackwardInputs& in, const HeadRowsOut& dq, const HeadRowsOut& dk,
+                   const HeadRowsOut& dv, int64_t b, int64_t h, QueryTile& tile, float* pt, float* dst) {
+  const int64_t ldq = dq.row_stride, ldk = dk.row_stride, ldv = dv.row_stride;
+  float *dqh = dq.rows(b, h), *dkh = dk.rows(b, h), *dvh = dv.rows(b, h);
+  zero_rows(dkh, ldk, g.S, g.hd);
+  zero_rows(dvh, ldv, g.S, g.hd);
+  for (int64_t qt = 0; qt < g.query_tiles(); ++qt) {
+    load_query_tile(g, in, b, h, qt * kTile, tile);
+    float* dqi = dqh + tile.i0 * ldq;
+    zero_rows(dqi, ldq, tile.rows, g.hd);
+    const int64_t seen = g.key_tiles_seen(tile.i0, tile.rows);
+    for (int64_t kt = 0; kt < seen; ++kt) {
+      const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0);
+      tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
+      add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkh + j0 * ldk, ldk, dvh + j0 * ldv, ldv);
+      add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi, ldq);
+    }
+  }
+}
+
+// backward_head with k and v read from contiguous copies (compact_kv). `space` holds
+// 2 S hd floats.
+void backward_head_compact(const Geometry& g, const BackwardInputs& in, const HeadRowsOut& dq,
+                           const HeadRowsOut& dk, const HeadRowsOut& dv, int64_t b, int64_t h, QueryTile& tile,
+                           float* pt, float* dst, float* space) {
+  BackwardInputs local = in;
+  local.k = compact_copy(in.k, b, h, g.S, g.hd, space);
+  local.v = compact_copy(in.v, b, h, g.S, g.hd, space + g.S * g.hd);
+  backward_head(g, local, dq, dk, dv, b, h, tile, pt, dst);
+}
+
 }  // namespace
 
 // q (B, H, T, hd), k (B, H, S, hd), v (B, H, S, hd) -> out (B, H, T, hd), lse (B, H, T)
@@ -481,39 +548,25 @@ AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const 
   const BackwardInputs in{head_rows(q_in), head_rows(k_in), head_rows(v_in), head_rows(dout), head_rows(out),
                           lse_c.data()};
   const int threads = num_threads();
-  const Scratch scratch(threads, QueryTile::floats(g.hd) + 2 * kTile * kTile);
   const int64_t hd = g.hd, heads = g.B * g.H, qtiles = g.query_tiles(), ktiles = g.key_tiles();
+  const bool per_head = heads >= threads, compact = per_head && compact_kv(g, in.k, in.v);
+  const Scratch scratch(threads, QueryTile::floats(hd) + 2 * kTile * kTile + (compact ? 2 * g.S * hd : 0));
   const int64_t ldq = dq.row_stride, ldk = dk.row_stride, ldv = dv.row_stride;
-  // rows r0 .. r0 + n - 1 of an output head set to zero
-  auto zero_rows = [hd](float* rows, int64_t ld, int64_t n) {
-    for (int64_t r = 0; r < n; ++r) std::fill(rows + r * ld, rows + r * ld + hd, 0.0f);
-  };
-  const bool per_head = heads >= threads;
 #pragma omp parallel num_threads(threads) if (g.parallel())
   {
     float* mine = scratch.mine();
     QueryTile tile(hd, mine);
     float* pt = mine + QueryTile::floats(hd);  // (kTile, kTile) P^T of a tile pair
     float* dst = pt + kTile * kTile;           // (kTile, kTile) dS^T
+    float* space = dst + kTile * kTile;        // the compact head, when copied
     if (per_head) {
 #pragma omp for schedule(dynamic)
       for (int64_t head = 0; head < heads; ++head) {
         const int64_t b = head / g.H, h = head % g.H;
-        float *dqh = dq.rows(b, h), *dkh = dk.rows(b, h), *dvh = dv.rows(b, h);
-        zero_rows(dkh, ldk, g.S);
-        zero_rows(dvh, ldv, g.S);
-        for (int64_t qt = 0; qt < qtiles; ++qt) {
-          load_query_tile(g, in, b, h, qt * kTile, tile);
-          float* dqi = dqh + tile.i0 * ldq;
-          zero_rows(dqi, ldq, tile.rows);
-          const int64_t seen = g.key_tiles_seen(tile.i0, tile.rows);
-          for (int64_t kt = 0; kt < seen; ++kt) {
-            const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0);
-            tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
-            add_key_grads(g, in, b, h, j0, keys, tile, pt, dst, dkh + j0 * ldk, ldk, dvh + j0 * ldv, ldv);
-            add_query_grads(g, in, b, h, j0, keys, tile, dst, dqi, ldq);
-          }
-        }
+        if (compact)
+          backward_head_compact(g, in, dq, dk, dv, b, h, tile, pt, dst, space);
+        else
+          backward_head(g, in, dq, dk, dv, b, h, tile, pt, dst);
       }
     } else {
 #pragma omp for schedule(dynamic)
@@ -521,8 +574,8 @@ AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const 
         const int64_t head = item / ktiles, b = head / g.H, h = head % g.H;
         const int64_t j0 = (item % ktiles) * kTile, keys = std::min(kTile, g.S - j0);
         float *dkj = dk.rows(b, h) + j0 * ldk, *dvj = dv.rows(b, h) + j0 * ldv;
-        zero_rows(dkj, ldk, keys);
-        zero_rows(dvj, ldv, keys);
+        zero_rows(dkj, ldk, keys, hd);
+        zero_rows(dvj, ldv, keys, hd);
         for (int64_t qt = g.first_query_tile(j0); qt < qtiles; ++qt) {
           load_query_tile(g, in, b, h, qt * kTile, tile);
           tile_probabilities(g, in, b, h, j0, keys, tile, pt, dst);
@@ -534,7 +587,7 @@ AttentionGrads attention_backward(const Tensor& dout, const Tensor& q_in, const 
         const int64_t head = item / qtiles, b = head / g.H, h = head % g.H;
         load_query_tile(g, in, b, h, (item % qtiles) * kTile, tile);
         float* dqi = dq.rows(b, h) + tile.i0 * ldq;
-        zero_rows(dqi, ldq, tile.rows);
+        zero_rows(dqi, ldq, tile.rows, hd);
         const int64_t seen = g.key_tiles_seen(tile.i0, tile.rows);
         for (int64_t kt = 0; kt < seen; ++kt) {
           const int64_t j0 = kt * kTile, keys = std::min(kTile, g.S - j0);

@@ -130,6 +130,8 @@ TEST_CASE("attention kernels at T = 1024 with a small head dim", "[attention]") 
 }
 
 TEST_CASE("attention kernels read strided head views in place and copy a strided head dim", "[attention]") {
+  // the strided views' backward copies each head's keys and values into contiguous rows
+  // first (tensor/cpu/attention.cpp, compact_kv); the contiguous copies' reads them in place
   Generator gen(73);
   const int64_t B = 2, T = 70, H = 3, hd = 8, C = H * hd;
   const Tensor qkv = gen.normal({B, T, 3 * C});  // a qkv projection's output
