@@ -16,6 +16,7 @@
 #include <string>
 
 #include "nn/gpt.h"
+#include "tensor/optim.h"
 #include "train/safety/run_safety.h"
 #include "train/io/safetensors.h"
 
@@ -83,6 +84,24 @@ TEST_CASE("nonfinite: names the step and the first parameter, in model order, wh
   CHECK_THAT(describe_nonfinite(1, 1.0f, t.flat), Contains("'" + t.flat.params.back().first + "'"));
 }
 
+TEST_CASE("nonfinite: the gradients' sum of squares decides, and the largest finite gradients pass", "[nonfinite]") {
+  // a training step hands in the sum of squares it takes for the clipping norm anyway: it
+  // is finite exactly when every gradient is, also when every gradient is near the float
+  // maximum (each square, and their sum, is far from overflowing a double)
+  TinyGPT t;
+  const float big = std::numeric_limits<float>::max();
+  float* g = t.flat.grads.data();
+  for (int64_t i = 0; i < t.flat.grads.numel(); ++i) g[i] = i % 2 ? big : -big;
+  const double ss = sum_squares(t.flat.grads);
+  REQUIRE(std::isfinite(ss));
+  CHECK(describe_nonfinite(5, 1.0f, t.flat, ss).empty());
+  g[7] = kNaN;
+  CHECK_THAT(describe_nonfinite(5, 1.0f, t.flat, sum_squares(t.flat.grads)), Contains("1 of"));
+  g[7] = -kInf;
+  CHECK(std::isinf(sum_squares(t.flat.grads)));
+  CHECK_THAT(describe_nonfinite(5, 1.0f, t.flat, sum_squares(t.flat.grads)), Contains("1 of"));
+}
+
 TEST_CASE("nonfinite: a NaN or inf loss is reported even when every gradient is finite", "[nonfinite]") {
   TinyGPT t;
   CHECK_THAT(describe_nonfinite(4, kNaN, t.flat),
@@ -134,11 +153,11 @@ TEST_CASE("nonfinite: a skipped step leaves parameters and optimizer alone; ten 
   t.grad_of("ln_f.weight")[0] = 0.0f;
   NonFiniteGuard again(NonFiniteAction::Skip, nullptr);
   for (int k = 0; k < 3 * kMaxSkippedInARow; ++k)
-    CHECK(again.check(k, k % 5 == 4 ? 1.0f : kNaN, t.flat) != NonFiniteGuard::Verdict::Stop);
+    CHECK(again.check(k, k % 5 == 4 ? 1.0f : kNaN, t.flat, sum_squares(t.flat.grads)) != NonFiniteGuard::Verdict::Stop);
   // and --on-nonfinite stop stops at once
   NonFiniteGuard stop(NonFiniteAction::Stop);
-  CHECK(stop.check(1, 1.0f, t.flat) == NonFiniteGuard::Verdict::Ok);
-  CHECK(stop.check(2, kNaN, t.flat) == NonFiniteGuard::Verdict::Stop);
+  CHECK(stop.check(1, 1.0f, t.flat, sum_squares(t.flat.grads)) == NonFiniteGuard::Verdict::Ok);
+  CHECK(stop.check(2, kNaN, t.flat, sum_squares(t.flat.grads)) == NonFiniteGuard::Verdict::Stop);
 }
 
 namespace {

@@ -59,7 +59,11 @@ float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr,
 }
 
 float clip_grad_norm(FlatParameters& params, float max_norm) {
-  const float norm = (float)std::sqrt(sum_squares(params.grads));
+  return clip_grad_norm(params, max_norm, sum_squares(params.grads));
+}
+
+float clip_grad_norm(FlatParameters& params, float max_norm, double grad_sum_squares) {
+  const float norm = (float)std::sqrt(grad_sum_squares);
   if (max_norm > 0.0f && norm > max_norm)
     scale_(params.grads, max_norm / (norm + 1e-6f));  // as torch.nn.utils.clip_grad_norm_
   return norm;

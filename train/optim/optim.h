@@ -61,5 +61,7 @@ float lr_at(int64_t step, int64_t total, int64_t warmup, float lr, float min_lr,
 // Scales all gradients so that their global L2 norm is at most max_norm (no-op when
 // max_norm <= 0). Returns the norm before clipping.
 float clip_grad_norm(FlatParameters& params, float max_norm);
+// The same with the gradients' sum of squares already taken (sum_squares(params.grads)).
+float clip_grad_norm(FlatParameters& params, float max_norm, double grad_sum_squares);
 
 }  // namespace nl

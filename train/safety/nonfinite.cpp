@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "tensor/error.h"
+#include "tensor/optim.h"
 
 namespace nl {
 
@@ -20,10 +21,14 @@ bool all_finite(const float* x, int64_t n) {
 }  // namespace
 
 std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat) {
+  return describe_nonfinite(step, loss, flat, sum_squares(flat.grads));
+}
+
+std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat, double grad_sum_squares) {
   const float* g = flat.grads.data();
   const int64_t total = flat.grads.numel();
   const bool loss_ok = std::isfinite(loss) && std::fabs(loss) <= kMaxLoss;
-  if (loss_ok && all_finite(g, total)) return "";
+  if (loss_ok && std::isfinite(grad_sum_squares)) return "";
   std::ostringstream os;
   if (std::isfinite(loss) && !loss_ok) {
     os << "runaway loss (" << loss << ", beyond the bound " << kMaxLoss << ") ";

@@ -18,6 +18,11 @@ namespace nl {
 // run away, and training on it wrote a "done" run with a loss of 2.6e36.
 constexpr float kMaxLoss = 1e4f;
 std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat);
+// The same, given the gradients' sum of squares (sum_squares(flat.grads), tensor/optim.h),
+// which a training step takes anyway for its gradient norm: it is finite exactly when every
+// gradient is (squares summed in double cannot overflow from finite floats), so a good
+// step needs no pass of its own over the gradients.
+std::string describe_nonfinite(int64_t step, float loss, const FlatParameters& flat, double grad_sum_squares);
 
 // What a run does on such a step: stop (keeping the last good checkpoint), or skip
 // the step (no parameter update) and go on; after kMaxSkippedInARow skipped steps in

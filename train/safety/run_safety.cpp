@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tensor/optim.h"
 #include "train/safety/stop_signals.h"
 
 namespace nl {
@@ -24,8 +25,9 @@ int report_run_end(const char* program, const RunEnd& end) {
   return 0;
 }
 
-NonFiniteGuard::Verdict NonFiniteGuard::check(int64_t step, float loss, const FlatParameters& flat) {
-  message_ = describe_nonfinite(step, loss, flat);
+NonFiniteGuard::Verdict NonFiniteGuard::check(int64_t step, float loss, const FlatParameters& flat,
+                                              double grad_sum_squares) {
+  message_ = describe_nonfinite(step, loss, flat, grad_sum_squares);
   if (message_.empty()) {
     skipped_in_a_row_ = 0;
     return Verdict::Ok;
@@ -41,7 +43,9 @@ NonFiniteGuard::Verdict NonFiniteGuard::check(int64_t step, float loss, const Fl
 
 std::optional<float> guarded_step(NonFiniteGuard& guard, int64_t step, float loss, FlatParameters& flat,
                                   AdamW& optim, float lr, float clip, RunEnd& end) {
-  switch (guard.check(step, loss, flat)) {
+  // one pass over the gradients for the check and the clipping norm both
+  const double grad_sum_squares = sum_squares(flat.grads);
+  switch (guard.check(step, loss, flat, grad_sum_squares)) {
     case NonFiniteGuard::Verdict::Stop:
       end.fault = guard.message();
       return std::nullopt;
@@ -49,7 +53,7 @@ std::optional<float> guarded_step(NonFiniteGuard& guard, int64_t step, float los
       ++end.skipped_steps;
       return NAN;
     default: {
-      const float grad_norm = clip_grad_norm(flat, clip);
+      const float grad_norm = clip_grad_norm(flat, clip, grad_sum_squares);
       optim.step(lr);
       return grad_norm;
     }

@@ -46,7 +46,7 @@ class NonFiniteGuard {
       : action_(action), warnings_(warnings) {}
   // step: the 1-based number of the step being taken. Skip prints a warning line;
   // Stop leaves the reason in message().
-  Verdict check(int64_t step, float loss, const FlatParameters& flat);
+  Verdict check(int64_t step, float loss, const FlatParameters& flat, double grad_sum_squares);
   const std::string& message() const { return message_; }
 
  private:
