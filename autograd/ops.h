@@ -58,9 +58,10 @@ Var attention_qkv(const Var& qkv, int64_t heads, float scale, bool causal);
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
 
 // ---- a linear layer, one op: act(x W^T + b), x (M, K), W (N, K), b (N) or undefined for
-// none; the bias and the GELU fused into the product (tensor/ops.h, linear_forward). With
-// neither it is matmul(x, W, false, true).
-Var linear(const Var& x, const Var& w, const Var& b, Activation act = Activation::None);
+// none; or, given a `residual` r (M, N) and no activation, r + x W^T + b (a residual
+// stream's add after a projection). The bias, the GELU and the residual are fused into
+// the product (tensor/ops.h, linear_forward). With none of them it is matmul(x, W, false, true).
+Var linear(const Var& x, const Var& w, const Var& b, Activation act = Activation::None, const Var& residual = Var());
 
 // ---- views and joins
 Var reshape(const Var& x, const Shape& shape);

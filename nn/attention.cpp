@@ -17,7 +17,7 @@ SelfAttention::SelfAttention(int64_t dim_, int64_t heads_, bool causal_, Generat
   proj = register_module("proj", std::make_shared<Linear>(dim, dim, bias, gen, proj_std, centred_proj));
 }
 
-Var SelfAttention::forward(const Var& x) const {
+Var SelfAttention::forward(const Var& x, const Var& residual) const {
   NL_CHECK(x.dim() == 3 && x.shape()[2] == dim, "attention: input must be (B, T, ", dim, "), got ",
            describe(x.value()));
   const int64_t hd = dim / heads;
@@ -31,7 +31,7 @@ Var SelfAttention::forward(const Var& x) const {
     // and returns (B, T, C) with the heads merged
     y = ag::attention_qkv(qkv_out, heads, 1.0f / std::sqrt((float)hd), causal);
   }
-  return proj->forward(y);
+  return proj->forward(y, Activation::None, residual);
 }
 
 Var SelfAttention::forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const {
@@ -92,12 +92,13 @@ MLP::MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj, const s
 
 // swiglu: y = proj(silu(g) * u), [g, u] = fc(x); the gradients reach g through
 // silu'(g) = s(g) (1 + g (1 - s(g))) times u, and u through silu(g) (autograd/elementwise.cpp).
-Var MLP::forward(const Var& x) const {
-  if (kind == "gelu") return proj->forward(fc->forward(x, Activation::Gelu));  // bias + GELU fused into fc
+Var MLP::forward(const Var& x, const Var& residual) const {
+  if (kind == "gelu")  // bias + GELU fused into fc
+    return proj->forward(fc->forward(x, Activation::Gelu), Activation::None, residual);
   Var a = fc->forward(x);
   const int64_t axis = a.dim() - 1;
   Var gate = ag::slice(a, axis, 0, hidden), up = ag::slice(a, axis, hidden, 2 * hidden);
-  return proj->forward(ag::mul(ag::silu(gate), up));
+  return proj->forward(ag::mul(ag::silu(gate), up), Activation::None, residual);
 }
 
 }  // namespace nl

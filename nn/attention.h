@@ -27,7 +27,9 @@ class SelfAttention : public Module {
  public:
   SelfAttention(int64_t dim, int64_t heads, bool causal, Generator& gen, float proj_std, bool centred_proj,
                 bool bias = true, bool rope = false);
-  Var forward(const Var& x) const;
+  // residual (B, T, C): added to the output projection's result in its epilogue (the block's
+  // residual stream, nn/block.cpp), as r + attention(x)
+  Var forward(const Var& x, const Var& residual = Var()) const;
   // The same attention for new tokens x (B, Tn, C) at positions past .. past + Tn - 1:
   // their keys and values are written into the cache, and each attends to every cached
   // position up to its own. Inference only (call under NoGradGuard); causal only.
@@ -48,7 +50,7 @@ class MLP : public Module {
  public:
   MLP(int64_t dim, Generator& gen, float proj_std, bool centred_proj, const std::string& kind = "gelu",
       bool bias = true);
-  Var forward(const Var& x) const;
+  Var forward(const Var& x, const Var& residual = Var()) const;  // residual: as SelfAttention's
   std::string kind;
   int64_t hidden;  // 4C (gelu) or H (swiglu)
   std::shared_ptr<Linear> fc, proj;

@@ -102,35 +102,44 @@ Var Block::norm_site(const Norm& n, const Var& x, const char* site) const {
 }
 
 Var Block::forward(const Var& x) const {
-  if (diff_attn) return forward_with(x, [this](const Var& a) { return diff_attn->forward(a); });
-  return forward_with(x, [this](const Var& a) { return attn->forward(a); });
+  if (diff_attn) return forward_with(x, [this](const Var& a, const Var&) { return diff_attn->forward(a); }, false);
+  return forward_with(x, [this](const Var& a, const Var& r) { return attn->forward(a, r); }, true);
 }
 
 Var Block::forward_cached(const Var& x, KVCacheLayer& cache, int64_t past) const {
   NL_CHECK(!pair_ || pair_->cached_form_refusal().empty(), "block: ", pair_->cached_form_refusal());
   NL_CHECK(attn, "block: differential attention has no key/value-cached form (generate without the cache)");
-  return forward_with(x, [&](const Var& a) { return attn->forward_cached(a, cache, past); });
+  return forward_with(
+      x, [&](const Var& a, const Var&) { return attn->forward_cached(a, cache, past); }, false);
 }
 
-Var Block::forward_with(const Var& x, const std::function<Var(const Var&)>& attention) const {
+Var Block::forward_with(const Var& x, const std::function<Var(const Var&, const Var&)>& attention,
+                        bool fuses_residual) const {
   if (probe) probe->record(config.layer - 1, "resid", x.value());
   const Var a_in = norm_site(*ln1, x, "ln1");
-  Var a;
+  // h = x + attention branch, m = h + MLP branch: in the output projections' epilogues
+  // where they can be (the same bits as the adds; tensor/cpu/linear.cpp)
+  const bool fuse_attn = fuses_residual && adds_in_epilogue(ln1_out.get());
+  Var h;
   {
     profile::Scope scope("attention");
-    a = attention(a_in);
+    h = attention(a_in, fuse_attn ? x : Var());
   }
-  if (ln1_out) a = norm_site(*ln1_out, a, "ln1_out");
-  Var h = residual(x, a);
+  if (!fuse_attn) {
+    if (ln1_out) h = norm_site(*ln1_out, h, "ln1_out");
+    h = residual(x, h);
+  }
   const Var m_in = pair_ && pair_->replaces_site2() ? paired_site2(x, h) : norm_site(*ln2, h, "ln2");
   if (pair_ && probe && probe->wants_detail()) pair_->report(x.value(), h.value(), *probe, config.layer - 1);
-  Var m;
+  const bool fuse_mlp = adds_in_epilogue(ln2_out.get());
+  Var out;
   {
     profile::Scope scope("mlp");
-    m = mlp->forward(m_in);
+    out = mlp->forward(m_in, fuse_mlp ? h : Var());
   }
-  if (ln2_out) m = norm_site(*ln2_out, m, "ln2_out");
-  return residual(h, m);
+  if (fuse_mlp) return out;
+  if (ln2_out) out = norm_site(*ln2_out, out, "ln2_out");
+  return residual(h, out);
 }
 
 Var Block::paired_site2(const Var& x, const Var& h) const {

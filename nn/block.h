@@ -84,8 +84,14 @@ class Block : public Module {
   bool approximates_site2() const { return pair_ && pair_->replaces_site2(); }
 
  private:
-  // the block with `attention` standing for attn->forward (cached or not)
-  Var forward_with(const Var& x, const std::function<Var(const Var&)>& attention) const;
+  // The block with `attention` standing for attn->forward (cached or not). An attention
+  // that takes the residual stream (`fuses_residual`) is handed it as its second argument
+  // and returns x + the branch, added in its output projection's epilogue, whenever the
+  // branch reaches the stream unchanged (no peri output norm, no dropout); else that
+  // argument is undefined and the block adds the branch itself.
+  Var forward_with(const Var& x, const std::function<Var(const Var&, const Var&)>& attention,
+                   bool fuses_residual) const;
+  bool adds_in_epilogue(const Norm* output_norm) const { return !output_norm && config.dropout == 0.0f; }
   Var residual(const Var& x, const Var& branch) const;  // x + dropout(branch)
   // norm(x) times out_scale, reported to the probe under `site`
   Var norm_site(const Norm& n, const Var& x, const char* site) const;

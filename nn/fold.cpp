@@ -169,7 +169,14 @@ MatmulLayout matmul_layout(const VarImpl* out) {
 bool known(const std::set<std::string>& ops, const std::string& op) { return ops.count(op) > 0; }
 
 // A recorded ag::linear stores {has bias, has GELU} in its attrs.
-bool linear_has_gelu(const VarImpl* out) { return out->node->attrs.size() == 2 && out->node->attrs[1] != 0.0f; }
+// A linear node's attrs (autograd/linear.cpp): has a bias, has a GELU, has a residual input
+// (the last one: x, W, then b, then r)
+bool linear_has_bias(const VarImpl* out) { return !out->node->attrs.empty() && out->node->attrs[0] != 0.0f; }
+bool linear_has_gelu(const VarImpl* out) { return out->node->attrs.size() >= 2 && out->node->attrs[1] != 0.0f; }
+int linear_residual_slot(const VarImpl* out) {
+  const auto& attrs = out->node->attrs;
+  return attrs.size() >= 3 && attrs[2] != 0.0f ? (int)out->node->inputs.size() - 1 : -1;
+}
 
 const std::set<std::string> kElementwise = {"gelu", "relu", "silu", "tanh", "erf", "exp", "log", "sqrt",
                                             "rsqrt", "abs", "pow_scalar", "add_scalar"};
@@ -454,15 +461,19 @@ Rule Analysis::rule(VarImpl* t, int a) {
     if (a_const && !b_const) return child(B, kB);
     return broken(t, "both operands vary along this batch axis");
   }
-  if (op == "linear") {  // act(x W^T + b): as matmul(x, W, false, true), then add(b), then the GELU if any
+  if (op == "linear") {  // act(x W^T + b) or r + x W^T + b: as matmul(x, W, false, true), then add(b), then
+                         // the GELU or add(r, .)
     if (linear_has_gelu(t)) return broken(t, "an elementwise non-linearity (the GELU in the linear's epilogue)");
-    if (a == rank - 1) {  // rows of W^T zero-mean, and b
-      for (size_t i = 1; i < ins.size(); ++i) r.children.push_back({ins[i].get(), 0});
+    const int rs = linear_residual_slot(t);
+    if (a == rank - 1) {  // rows of W^T zero-mean, and b, and the residual's rows
+      for (int i = 1; i < (int)ins.size(); ++i) r.children.push_back({ins[i].get(), i == rs ? a : 0});
       return r;
     }
-    if (ins.size() > 2)
+    if (linear_has_bias(t))
       return broken(t, "one term (" + describe(ins[2].get()) + ") is broadcast along the axis: a per-token constant");
-    return child(ins[0].get(), 0);  // columns of x zero-mean
+    r.children.push_back({ins[0].get(), 0});  // columns of x zero-mean
+    if (rs >= 0) r.children.push_back({ins[rs].get(), a});
+    return r;
   }
   if (op == "attention") {  // out = P v per head, rows of P summing to 1: as matmul(P, v)
     if (a == rank - 1) return child(ins[2].get(), rank_of(ins[2].get()) - 1);
@@ -593,9 +604,10 @@ Step Analysis::carry(const Use& use, VarImpl* t, int k) {
     }
     return block("the shift enters the matmul along its contracted axis");
   }
-  if (op == "linear") {  // act(x W^T + b), x (M, K), W (N, K), b (N)
+  if (op == "linear") {  // act(x W^T + b) or r + x W^T + b, x (M, K), W (N, K), b (N), r (M, N)
     if (ins[0] == ins[1]) return block("a linear that cannot be followed");
     if (linear_has_gelu(out)) return block("the GELU in the linear's epilogue does not ignore this shift");
+    if (use.slot == linear_residual_slot(out)) return to(k);  // r += c along k: out += c along k
     if (use.slot == 1 && k == 0) return to(r - 1);  // W's columns += c: out += (x c) 1^T
     if (use.slot == 0 && k == 0) return to(r - 2);  // x's columns += c: out += 1 (W c)^T
     if (use.slot == 2) return to(r - 1);            // b += c

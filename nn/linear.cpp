@@ -21,15 +21,18 @@ Var Linear::effective_bias() const {
   return ag::sub(bias, ag::mean(bias, {0}, true));
 }
 
-Var Linear::forward(const Var& x, Activation act) const {
+Var Linear::forward(const Var& x, Activation act, const Var& residual) const {
   NL_CHECK(x.dim() >= 1 && x.shape().back() == in_features, "Linear: input ", describe(x.value()),
            " does not end in ", in_features, " features");
   Shape out_shape = x.shape();
   out_shape.back() = out_features;
+  NL_CHECK(!residual.defined() || residual.shape() == out_shape, "Linear: the residual ", describe(residual.value()),
+           " is not the output's shape ", to_string(out_shape));
   // fold all leading dims into rows: one sgemm for the whole batch
   Var rows = ag::reshape(x, {-1, in_features});
-  // the bias and an activation applied in the product's own tiles (autograd/linear.cpp)
-  Var y = ag::linear(rows, effective_weight(), effective_bias(), act);
+  // the bias, an activation or the residual applied in the product's own tiles (autograd/linear.cpp)
+  Var y = ag::linear(rows, effective_weight(), effective_bias(), act,
+                     residual.defined() ? ag::reshape(residual, {-1, out_features}) : Var());
   return ag::reshape(y, out_shape);
 }
 

@@ -16,8 +16,9 @@ namespace nl {
 class Linear : public Module {
  public:
   Linear(int64_t in, int64_t out, bool bias, Generator& gen, float init_std = 0.02f, bool centred = false);
-  // act: an activation applied to the output in the same op (the GELU MLP's up-projection)
-  Var forward(const Var& x, Activation act = Activation::None) const;
+  // act: an activation applied to the output in the same op (the GELU MLP's up-projection);
+  // residual (..., out): added to the output in the same op (a block's residual stream)
+  Var forward(const Var& x, Activation act = Activation::None, const Var& residual = Var()) const;
   // The weight and bias the forward actually applies (V, c when centred).
   Var effective_weight() const;
   Var effective_bias() const;

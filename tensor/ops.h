@@ -92,16 +92,19 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans
 
 // ---- a linear layer's product with its bias and activation (tensor/cpu/linear.cpp)
 // pre = x w^T + b, out = gelu(pre) (Activation::Gelu) or pre itself; x (M, K), w (N, K),
-// b (N) or undefined for none. The bias and the GELU are applied to each tile of the
-// output right after the sgemm that wrote it (tensor/cpu/gemm.h), not in passes of their
-// own, with the float operations of matmul, add and gelu, so the bits are theirs.
-// On CUDA it runs those three ops.
+// b (N) or undefined for none. With a `residual` r (M, N) (no activation then), out =
+// r + pre: a transformer block's residual add after its output projection. The bias,
+// the GELU and the residual are applied to each tile of the output right after the
+// sgemm that wrote it (tensor/cpu/gemm.h), not in passes of their own, with the float
+// operations of matmul, add, gelu and add, so the bits are theirs.
+// On CUDA it runs those ops.
 enum class Activation { None, Gelu };
 struct LinearForward {
   Tensor pre;  // x w^T + b: what GELU's derivative reads
   Tensor out;  // gelu(pre), or pre
 };
-LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act);
+LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act,
+                             const Tensor& residual = Tensor());
 // From dout (M, N): dpre = dout * gelu'(pre) (dout itself without the GELU) and, with
 // want_db, db = the sum of dpre over the rows, in one pass; the sum is taken in the order
 // and precision of sum_to (the backward of add's broadcast). pre is read only with the GELU.

@@ -1,15 +1,17 @@
 // A linear layer's product with its epilogue (tensor/ops.h, linear_forward):
-//   pre = x w^T + b,  out = gelu(pre) or pre.
+//   pre = x w^T + b,  out = gelu(pre), r + pre, or pre.
 // The product is nl::matmul's, tile by tile (tensor/cpu/gemm.h); each tile gets its bias
-// and GELU on the thread that computed it, right after its sgemm, instead of an add and
-// a gelu that would each stream the whole (M, N) output through memory again.
+// and GELU, or its residual r, on the thread that computed it, right after its sgemm,
+// instead of an add, a gelu or a residual add that would each stream the whole (M, N)
+// output through memory again.
 // The backward's elementwise part, from dout:
 //   dpre = dout * gelu'(pre)  (tensor/cpu/gelu.h),  db_j = sum_i dpre_ij,
-// both in one pass over dpre; dx = dpre w and dw = dpre^T x are products (autograd/linear.cpp).
-// Every float operation is the one the composite matmul + add + gelu does, in the same
-// order: the sgemm's sum, then + b_j, then gelu; db summed down each column from row 0 in
-// double as sum() does. So a model gives the same bits fused or not, and each element is
-// one tile's or one column block's at any thread count.
+// both in one pass over dpre; dx = dpre w and dw = dpre^T x are products (autograd/linear.cpp);
+// dr = dout.
+// Every float operation is the one the composite matmul + add + gelu (or + add) does, in
+// the same order: the sgemm's sum, then + b_j, then gelu or r +; db summed down each
+// column from row 0 in double as sum() does. So a model gives the same bits fused or not,
+// and each element is one tile's or one column block's at any thread count.
 #include <algorithm>
 
 #include "tensor/cpu/check.h"
@@ -22,46 +24,62 @@
 
 namespace nl {
 
-LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act) {
+LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act,
+                             const Tensor& residual) {
   NL_CHECK(x.defined() && w.defined() && x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1),
            "linear: needs x (M, K) and w (N, K), got ", describe(x), " and ", describe(w));
   const int64_t M = x.size(0), N = w.size(0);
   NL_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == N), "linear: the bias ", describe(b), " is not (", N,
            ") for the weight ", describe(w));
   const bool gelu = act == Activation::Gelu;
-  if (on_cuda("linear", {&x, &w, &b})) {  // no fused CUDA kernel: the composite
+  NL_CHECK(!residual.defined() || (!gelu && residual.shape() == Shape{M, N}), "linear: the residual ",
+           describe(residual), gelu ? " cannot follow a GELU" : " is not the output's shape (", M, ", ", N, ")");
+  if (on_cuda("linear", {&x, &w, &b, &residual})) {  // no fused CUDA kernel: the composite
     Tensor pre = matmul(x, w, false, true);
     if (b.defined()) pre = add(pre, b);
+    if (residual.defined()) return {pre, add(residual, pre)};
     return {pre, gelu ? nl::gelu(pre) : pre};
   }
   if (b.defined()) check_cpu_f32("linear", b);
+  if (residual.defined()) check_cpu_f32("linear", residual);
   const Tensor bias = b.defined() ? b.contiguous() : b;
+  const Tensor rows = residual.defined() ? residual.contiguous() : residual;
   const float* pb = b.defined() ? bias.data() : nullptr;
+  const float* pr = residual.defined() ? rows.data() : nullptr;
   Tensor out = gelu ? Tensor::empty({M, N}) : Tensor();
   float* po = gelu ? out.data() : nullptr;
-  // tile (rows x cols at (i0, j0) of pre, row stride ldc): z = z + b_j, then y = gelu(z)
-  auto epilogue = [pb, po, N](const Gemm& tile, int64_t i0, int64_t j0) {
+  // tile (rows x cols at (i0, j0) of pre, row stride ldc): z = z + b_j, then y = gelu(z),
+  // or z = r_ij + z
+  auto epilogue = [pb, pr, po, N](const Gemm& tile, int64_t i0, int64_t j0) {
     for (int64_t i = 0; i < tile.m; ++i) {
       float* z = tile.c + i * tile.ldc;
-      if (po && pb) {
+      const float* bj = pb ? pb + j0 : nullptr;
+      if (po) {
         float* y = po + (i0 + i) * N + j0;
-        const float* bj = pb + j0;
-        for (int64_t j = 0; j < tile.n; ++j) {
-          const float v = z[j] + bj[j];
-          z[j] = v;
-          y[j] = cpu::gelu(v);
+        if (bj) {
+          for (int64_t j = 0; j < tile.n; ++j) {
+            const float v = z[j] + bj[j];
+            z[j] = v;
+            y[j] = cpu::gelu(v);
+          }
+        } else {
+          for (int64_t j = 0; j < tile.n; ++j) y[j] = cpu::gelu(z[j]);
         }
-      } else if (po) {
-        float* y = po + (i0 + i) * N + j0;
-        for (int64_t j = 0; j < tile.n; ++j) y[j] = cpu::gelu(z[j]);
-      } else if (pb) {
-        const float* bj = pb + j0;
+      } else if (pr) {
+        const float* r = pr + (i0 + i) * N + j0;
+        if (bj) {
+          for (int64_t j = 0; j < tile.n; ++j) z[j] = r[j] + (z[j] + bj[j]);
+        } else {
+          for (int64_t j = 0; j < tile.n; ++j) z[j] = r[j] + z[j];
+        }
+      } else if (bj) {
         for (int64_t j = 0; j < tile.n; ++j) z[j] = z[j] + bj[j];
       }
     }
   };
-  Tensor pre = matmul_with_epilogue(x, w, false, true, pb || po ? GemmEpilogue(epilogue) : GemmEpilogue());
-  return {pre, gelu ? out : pre};
+  Tensor pre = matmul_with_epilogue(x, w, false, true, pb || po || pr ? GemmEpilogue(epilogue) : GemmEpilogue());
+  // with a residual, pre's storage holds r + pre: only the GELU's derivative reads pre
+  return {residual.defined() ? Tensor() : pre, gelu ? out : pre};
 }
 
 LinearEpilogueGrads linear_epilogue_backward(const Tensor& pre, const Tensor& dout, Activation act, bool want_db) {

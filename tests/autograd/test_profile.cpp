@@ -106,11 +106,17 @@ TEST_CASE("profile: a GPT training step is split into the phases bench_gpt print
   ProfilingOn on;
   model.loss(ids, ids).backward();
   const auto t = totals_map();
-  for (const char* phase : {"embedding", "norm", "attention", "attention core", "mlp", "residual add", "lm head",
-                            "loss"}) {
+  for (const char* phase : {"embedding", "norm", "attention", "attention core", "mlp", "lm head", "loss"}) {
     INFO(phase);
     CHECK(t.count(phase));
     CHECK(t.count(std::string(phase) + " backward"));
   }
   CHECK(!t.count("unscoped backward"));  // every recorded op of the model lies in a phase
+  // a pre-LN block adds its residuals in the output projections' epilogues (nn/block.cpp);
+  // a Peri-LN block, whose branches pass an output norm first, adds them in a phase of their own
+  CHECK(!t.count("residual add"));
+  GPT peri(nl::test::gpt_config(32, 2, 16, 2, 8, "ln", "peri"), gen);
+  profile::reset();
+  peri.loss(ids, ids).backward();
+  CHECK(totals_map().count("residual add"));
 }
