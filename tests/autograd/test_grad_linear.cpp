@@ -104,6 +104,7 @@ TEST_CASE("linear op: the bits of matmul + add + gelu, values and gradients, odd
   check_linear_against_composite(gen, 37, 129, 65);
   check_linear_against_composite(gen, 64, 512, 128);
   check_linear_against_composite(gen, 9, 70, 33, true);
+  check_linear_against_composite(gen, 130, 48, 512);  // GEMM=onednn: the forward's matmul-primitive path (K >= 256)
   check_linear_against_composite(gen, 3, 4, 0);  // no inner dimension: out = act(b)
 }
 
