@@ -83,38 +83,64 @@ struct MatmulKeyHash {
   }
 };
 struct CachedMatmul {
+  bool made;  // false: oneDNN refused the shape, which dnnl_sgemm runs instead
   dnnl::matmul product;
   dnnl::memory a, b, c;
 };
-constexpr size_t kMaxCachedShapes = 64;
-constexpr int64_t kMatmulMinDepth = 256;  // a run sees a handful; evaluation at other batch sizes adds a few
+constexpr size_t kMaxCachedShapes = 64;  // a run sees a handful; evaluation at other batch sizes adds a few
+constexpr int64_t kMatmulMinDepth = 256;
+
+// oneDNN plans a primitive's blocking (and whether it splits the inner dimension among
+// threads, which changes the order of the sums) for omp_get_max_threads() when it is made,
+// and only lowers the count when it runs. So it is made for one thread, here and inside the
+// tiles' parallel loop alike: the same plan, and the same bits, at any thread count.
+dnnl::matmul make_matmul(const dnnl::matmul::primitive_desc& pd) {
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);  // this task's setting only
+  dnnl::matmul product;
+  try {
+    product = dnnl::matmul(pd);
+  } catch (...) {
+    omp_set_num_threads(threads);
+    throw;
+  }
+  omp_set_num_threads(threads);
+  return product;
+#else
+  return dnnl::matmul(pd);
+#endif
+}
 
 bool matmul_nt(const Gemm& g) {
-  try {
+  thread_local std::unordered_map<MatmulKey, CachedMatmul, MatmulKeyHash> cache;
+  const MatmulKey key{g.m, g.n, g.k, g.lda, g.ldb, g.ldc};
+  try {  // nothing may leave: the caller runs inside an OpenMP loop
     thread_local dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     thread_local dnnl::stream stream(engine);
-    thread_local std::unordered_map<MatmulKey, CachedMatmul, MatmulKeyHash> cache;
-    const MatmulKey key{g.m, g.n, g.k, g.lda, g.ldb, g.ldc};
     auto found = cache.find(key);
     if (found == cache.end()) {
       if (cache.size() >= kMaxCachedShapes) cache.clear();
       using md = dnnl::memory::desc;
       const auto f32 = dnnl::memory::data_type::f32;
       const md a({g.m, g.k}, f32, {g.lda, 1}), b({g.k, g.n}, f32, {1, g.ldb}), c({g.m, g.n}, f32, {g.ldc, 1});
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine);
-      found = cache.emplace(key, CachedMatmul{dnnl::matmul(pd), dnnl::memory(a, engine, DNNL_MEMORY_NONE),
-                                              dnnl::memory(b, engine, DNNL_MEMORY_NONE),
-                                              dnnl::memory(c, engine, DNNL_MEMORY_NONE)})
-                  .first;
+      found = cache.emplace(key, CachedMatmul{false, {}, {}, {}, {}}).first;
+      CachedMatmul& made = found->second;
+      made.product = make_matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), engine));
+      made.a = dnnl::memory(a, engine, DNNL_MEMORY_NONE);
+      made.b = dnnl::memory(b, engine, DNNL_MEMORY_NONE);
+      made.c = dnnl::memory(c, engine, DNNL_MEMORY_NONE);
+      made.made = true;
     }
     CachedMatmul& mm = found->second;
+    if (!mm.made) return false;
     mm.a.set_data_handle(const_cast<float*>(g.a));
     mm.b.set_data_handle(const_cast<float*>(g.b));
     mm.c.set_data_handle(g.c);
     mm.product.execute(stream, {{DNNL_ARG_SRC, mm.a}, {DNNL_ARG_WEIGHTS, mm.b}, {DNNL_ARG_DST, mm.c}});
     stream.wait();
     return true;
-  } catch (const dnnl::error&) {
+  } catch (...) {
     return false;  // the caller falls back to dnnl_sgemm
   }
 }

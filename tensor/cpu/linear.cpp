@@ -32,8 +32,9 @@ LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, 
   NL_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == N), "linear: the bias ", describe(b), " is not (", N,
            ") for the weight ", describe(w));
   const bool gelu = act == Activation::Gelu;
-  NL_CHECK(!residual.defined() || (!gelu && residual.shape() == Shape{M, N}), "linear: the residual ",
-           describe(residual), gelu ? " cannot follow a GELU" : " is not the output's shape (", M, ", ", N, ")");
+  NL_CHECK(!residual.defined() || !gelu, "linear: a residual ", describe(residual), " cannot follow a GELU");
+  NL_CHECK(!residual.defined() || (residual.shape() == Shape{M, N}), "linear: the residual ", describe(residual),
+           " is not the output's shape (", M, ", ", N, ")");
   if (on_cuda("linear", {&x, &w, &b, &residual})) {  // no fused CUDA kernel: the composite
     Tensor pre = matmul(x, w, false, true);
     if (b.defined()) pre = add(pre, b);

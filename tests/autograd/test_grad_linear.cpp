@@ -104,7 +104,10 @@ TEST_CASE("linear op: the bits of matmul + add + gelu, values and gradients, odd
   check_linear_against_composite(gen, 37, 129, 65);
   check_linear_against_composite(gen, 64, 512, 128);
   check_linear_against_composite(gen, 9, 70, 33, true);
-  check_linear_against_composite(gen, 130, 48, 512);  // GEMM=onednn: the forward's matmul-primitive path (K >= 256)
+  // GEMM=onednn: the forward's matmul-primitive path (K >= 256), also with few rows and two
+  // column tiles, where oneDNN would plan to split K among threads if it were let
+  check_linear_against_composite(gen, 130, 48, 512);
+  check_linear_against_composite(gen, 32, 1030, 512);
   check_linear_against_composite(gen, 3, 4, 0);  // no inner dimension: out = act(b)
 }
 
@@ -141,6 +144,11 @@ TEST_CASE("linear op: refuses shapes that do not fit, naming them", "[grad][line
   Var w5(gen.normal({4, 5}), true);
   CHECK_THROWS_WITH(ag::linear(x, w5, b),
                     Catch::Contains("linear: the bias float32 (5") && Catch::Contains("is not (4) for the weight"));
+  // a residual must have the output's shape, and is never added after a GELU
+  Var b4(gen.normal({4}), true), r(gen.normal({3, 5}), true), r_ok(gen.normal({3, 4}), true);
+  CHECK_THROWS_WITH(ag::linear(x, w5, b4, Activation::None, r),
+                    Catch::Contains("linear: the residual float32 (3, 5") && Catch::Contains("output's shape (3, 4)"));
+  CHECK_THROWS_WITH(ag::linear(x, w5, b4, Activation::Gelu, r_ok), Catch::Contains("cannot follow a GELU"));
 }
 
 namespace {
