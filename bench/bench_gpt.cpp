@@ -10,7 +10,8 @@
 //      BENCHMARKS.md's formula, the ratio to the roof, the allocations that reached the
 //      system after the first step (expected 0) and the peak memory in use;
 //   3. for the first norm, the step split into phases (autograd/profile.h: embedding,
-//      norms, attention, MLP, residual adds, head, loss, the backward of each, the
+//      norms, attention, MLP, residual adds (only where a block cannot add them in its
+//      projections' epilogues: Peri-LN, dropout), head, loss, the backward of each, the
 //      optimizer), means over the timed steps that add up to the mean step;
 // and, at the last thread count, a table of a few norms side by side (default rms, bhyt,
 // bhyt-exact), their steps interleaved, as ratios: training step and forward-only pass;
