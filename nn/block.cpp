@@ -120,26 +120,21 @@ Var Block::forward_with(const Var& x, const std::function<Var(const Var&, const 
   // h = x + attention branch, m = h + MLP branch: in the output projections' epilogues
   // where they can be (the same bits as the adds; tensor/cpu/linear.cpp)
   const bool fuse_attn = fuses_residual && adds_in_epilogue(ln1_out.get());
-  Var h;
+  Var a;  // the attention branch, or x + it when added in the projection's epilogue
   {
     profile::Scope scope("attention");
-    h = attention(a_in, fuse_attn ? x : Var());
+    a = attention(a_in, fuse_attn ? x : Var());
   }
-  if (!fuse_attn) {
-    if (ln1_out) h = norm_site(*ln1_out, h, "ln1_out");
-    h = residual(x, h);
-  }
+  const Var h = fuse_attn ? a : residual(x, ln1_out ? norm_site(*ln1_out, a, "ln1_out") : a);
   const Var m_in = pair_ && pair_->replaces_site2() ? paired_site2(x, h) : norm_site(*ln2, h, "ln2");
   if (pair_ && probe && probe->wants_detail()) pair_->report(x.value(), h.value(), *probe, config.layer - 1);
   const bool fuse_mlp = adds_in_epilogue(ln2_out.get());
-  Var out;
+  Var m;  // the MLP branch, or h + it
   {
     profile::Scope scope("mlp");
-    out = mlp->forward(m_in, fuse_mlp ? h : Var());
+    m = mlp->forward(m_in, fuse_mlp ? h : Var());
   }
-  if (fuse_mlp) return out;
-  if (ln2_out) out = norm_site(*ln2_out, out, "ln2_out");
-  return residual(h, out);
+  return fuse_mlp ? m : residual(h, ln2_out ? norm_site(*ln2_out, m, "ln2_out") : m);
 }
 
 Var Block::paired_site2(const Var& x, const Var& h) const {
