@@ -20,7 +20,7 @@
 # Options: CUDA=1 (build the CUDA backend; GPU_ARCH=sm_90 by default), DEBUG=1 (-O0 -g),
 #          MPI=1 (data-parallel training over OpenMPI, build/release-mpi; with CUDA=1 also
 #          NCCL: docs/distributed.md), GEMM=onednn (the products' tiles through oneDNN's
-#          sgemm instead of OpenBLAS's, build/release-onednn; needs libdnnl-dev:
+#          sgemm and matmul primitive instead of OpenBLAS, build/release-onednn; needs libdnnl-dev:
 #          scripts/install-deps.sh gemm-libs; docs/performance.md, "Fused epilogues"),
 #          THREADS=N for demo/bench, OPENBLAS_DIR=dir (OpenBLAS and Catch2 unpacked from
 #          .deb files, for machines without them: scripts/gpu-check.sh).
@@ -168,8 +168,9 @@ ifeq ($(CUDA),1)
 else
   LIB_SRCS += tensor/cuda/stub.cpp
 endif
-# GEMM=onednn: tensor/cpu/gemm.cpp hands each tile to oneDNN's sgemm (one thread per tile,
-# as OpenBLAS's); OpenBLAS stays linked for everything else (attention's tiles, LAPACK)
+# GEMM=onednn: tensor/cpu/gemm.cpp hands each tile to oneDNN's sgemm, or for x W^T over an
+# inner dimension of 256 or more its matmul primitive (one thread per tile, as OpenBLAS's);
+# OpenBLAS stays linked for everything else (attention's tiles, LAPACK)
 ifeq ($(GEMM),onednn)
   VARIANT_CXXFLAGS += -DNL_GEMM_ONEDNN
   LDLIBS += -ldnnl
