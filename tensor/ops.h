@@ -100,8 +100,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans
 // On CUDA it runs those ops.
 enum class Activation { None, Gelu };
 struct LinearForward {
-  Tensor pre;  // x w^T + b: what GELU's derivative reads
-  Tensor out;  // gelu(pre), or pre
+  Tensor pre;  // x w^T + b: what GELU's derivative reads (undefined with a residual)
+  Tensor out;  // gelu(pre), r + pre, or pre
 };
 LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, Activation act,
                              const Tensor& residual = Tensor());

@@ -38,7 +38,7 @@ LinearForward linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, 
   if (on_cuda("linear", {&x, &w, &b, &residual})) {  // no fused CUDA kernel: the composite
     Tensor pre = matmul(x, w, false, true);
     if (b.defined()) pre = add(pre, b);
-    if (residual.defined()) return {pre, add(residual, pre)};
+    if (residual.defined()) return {Tensor(), add(residual, pre)};
     return {pre, gelu ? nl::gelu(pre) : pre};
   }
   if (b.defined()) check_cpu_f32("linear", b);
