@@ -39,36 +39,38 @@ constexpr int64_t kMaxTiles = 16;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t q) { return ceil_div(a, q) * q; }
 
-// Runs call() with OpenBLAS on the calling thread alone: inside an active parallel region
-// it does that by itself; outside one it uses omp_get_max_threads() threads, so that is
-// set to 1 for the call.
+// Runs call() with the calling task's OpenMP thread setting at 1, restored after. OpenBLAS
+// and dnnl_sgemm stay on the calling thread inside an active parallel region by themselves
+// and outside one follow omp_get_max_threads(); oneDNN's matmul primitive is planned (its
+// blocking, and whether it splits the inner dimension among threads, which changes the
+// order of the sums) for omp_get_max_threads() when it is made, inside a parallel region
+// too. With the setting at 1 every product and every primitive is one thread's, however
+// many threads the tiles are dealt to. (The setting is the task's own: other threads'
+// are untouched.)
 template <class Call>
 void on_one_thread(const Call& call) {
 #ifdef _OPENMP
-  const int threads = omp_get_max_threads();
-  if (!omp_in_parallel() && threads > 1) {
-    omp_set_num_threads(1);
-    call();
-    omp_set_num_threads(threads);
-    return;
-  }
+  struct Restore {
+    int threads;
+    ~Restore() { omp_set_num_threads(threads); }
+  } restore{omp_get_max_threads()};
+  if (restore.threads > 1) omp_set_num_threads(1);
 #endif
   call();
 }
 
 #ifdef NL_GEMM_ONEDNN
 // x W^T tiles (row-major A, transposed B, alpha 1, beta 0: a linear layer's forward) over
-// an inner dimension of at least kMatmulMinDepth through oneDNN's matmul primitive, whose
-// brgemm kernels ran the tiny step's MLP down-projection (1024 x 128 x 512 in 4 tiles)
-// 8 % faster than dnnl_sgemm's NT path: 1295 -> 1186 us (a scratch timing of both on the
-// same tiles, 2026-12-05). On the step's other forward shapes, all with an inner dimension
-// of 128, it gained 0-6 % there and lost time in the step (bench_gpt's attention phase);
-// on the gradients' NN and TN shapes the two were within 0.7 %. So only those stay with it;
-// in bench_gpt's tiny step (1 thread) the MLP's forward took 12.4-12.8 -> 11.8-12.0 ms.
+// an inner dimension of at least kMatmulMinDepth through oneDNN's matmul primitive (brgemm
+// kernels) instead of dnnl_sgemm. Chosen on the tiny step at 1 thread on a Zen 4 (bench_gpt
+// --breakdown first, GEMM=onednn, 2026-12-05, docs/performance.md): for the MLP's
+// down-projection (K = 512) the MLP's forward took 12.4-12.8 -> 11.8-12.0 ms; sent the
+// forward tiles with K = 128 too, the attention phase's forward took 0.1 ms longer, so
+// those stay with dnnl_sgemm, as do the gradients' NN and TN products.
 // A primitive is made once per tile shape and strides and kept per thread (a thread's
 // own primitives, engine and stream: no locks, and no scratchpad shared between threads).
-// Every tile of one shape runs the same kernel, whichever thread runs it, so the results
-// do not depend on the thread count.
+// Every tile of one shape runs the same kernel, planned for one thread (on_one_thread),
+// whichever thread runs it, so the results do not depend on the thread count.
 struct MatmulKey {
   int64_t m, n, k, lda, ldb, ldc;
   bool operator==(const MatmulKey& o) const {
@@ -90,28 +92,6 @@ struct CachedMatmul {
 constexpr size_t kMaxCachedShapes = 64;  // a run sees a handful; evaluation at other batch sizes adds a few
 constexpr int64_t kMatmulMinDepth = 256;
 
-// oneDNN plans a primitive's blocking (and whether it splits the inner dimension among
-// threads, which changes the order of the sums) for omp_get_max_threads() when it is made,
-// and only lowers the count when it runs. So it is made for one thread, here and inside the
-// tiles' parallel loop alike: the same plan, and the same bits, at any thread count.
-dnnl::matmul make_matmul(const dnnl::matmul::primitive_desc& pd) {
-#ifdef _OPENMP
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);  // this task's setting only
-  dnnl::matmul product;
-  try {
-    product = dnnl::matmul(pd);
-  } catch (...) {
-    omp_set_num_threads(threads);
-    throw;
-  }
-  omp_set_num_threads(threads);
-  return product;
-#else
-  return dnnl::matmul(pd);
-#endif
-}
-
 bool matmul_nt(const Gemm& g) {
   thread_local std::unordered_map<MatmulKey, CachedMatmul, MatmulKeyHash> cache;
   const MatmulKey key{g.m, g.n, g.k, g.lda, g.ldb, g.ldc};
@@ -126,7 +106,8 @@ bool matmul_nt(const Gemm& g) {
       const md a({g.m, g.k}, f32, {g.lda, 1}), b({g.k, g.n}, f32, {1, g.ldb}), c({g.m, g.n}, f32, {g.ldc, 1});
       found = cache.emplace(key, CachedMatmul{false, {}, {}, {}, {}}).first;
       CachedMatmul& made = found->second;
-      made.product = make_matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), engine));
+      // made inside on_one_thread (tile_sgemm's caller): planned for one thread
+      made.product = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), engine));
       made.a = dnnl::memory(a, engine, DNNL_MEMORY_NONE);
       made.b = dnnl::memory(b, engine, DNNL_MEMORY_NONE);
       made.c = dnnl::memory(c, engine, DNNL_MEMORY_NONE);

@@ -105,7 +105,8 @@ TEST_CASE("linear op: the bits of matmul + add + gelu, values and gradients, odd
   check_linear_against_composite(gen, 64, 512, 128);
   check_linear_against_composite(gen, 9, 70, 33, true);
   // GEMM=onednn: the forward's matmul-primitive path (K >= 256), also with few rows and two
-  // column tiles, where oneDNN would plan to split K among threads if it were let
+  // column tiles: the kind of shape for which oneDNN's plan may split K among threads, were
+  // a primitive made with more than one (tensor/cpu/gemm.cpp, on_one_thread)
   check_linear_against_composite(gen, 130, 48, 512);
   check_linear_against_composite(gen, 32, 1030, 512);
   check_linear_against_composite(gen, 3, 4, 0);  // no inner dimension: out = act(b)
